@@ -1,0 +1,45 @@
+"""A tiny deterministic embedder for tests and demos without torch: hashed word and character
+trigram counts. Similar texts get similar vectors, which is all the tests need."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragchat.index.base import Matrix, Vector
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _bucket(token: str, dim: int) -> int:
+    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), "little") % dim
+
+
+class HashingEmbedder:
+    def __init__(self, dim: int = 256, model_name: str = "fake-hashing") -> None:
+        self.dim = dim
+        self.model_name = model_name
+        self.calls = 0
+
+    def _one(self, text: str) -> Vector:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        for word in _WORD.findall(text.lower()):
+            vec[_bucket("w:" + word, self.dim)] += 1.0
+            padded = f"#{word}#"
+            for i in range(len(padded) - 2):
+                vec[_bucket("c:" + padded[i : i + 3], self.dim)] += 0.25
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm > 0 else vec
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        self.calls += 1
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._one(t) for t in texts]).astype(np.float32)
+
+    def embed_query(self, text: str) -> Vector:
+        self.calls += 1
+        return self._one(text)

@@ -1,0 +1,101 @@
+"""Data that flows between stages: loaders produce ``LoadedDocument``; the chunker turns them into
+``Chunk``; indexes store chunks; retrievers return ``RetrievalResult`` of ``Hit``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+DocKind = Literal["pdf", "markdown", "vtt", "text", "jsonl"]
+
+NO_ANSWER = "NO_ANSWER"
+
+
+@dataclass(frozen=True)
+class TimedSpan:
+    """A character range of a transcript section and the time/speaker it was spoken at."""
+
+    start_char: int
+    end_char: int
+    start: float  # seconds
+    end: float  # seconds
+    speaker: str | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """A unit a loader found: a PDF page, a Markdown heading section, a transcript turn group.
+
+    ``locator`` is the short id part used in chunk ids (``p3``, ``s2``, ``t0``); ``metadata``
+    carries what a citation shows (page, heading path, section id, speakers ...).
+    """
+
+    text: str
+    locator: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    spans: tuple[TimedSpan, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    doc_id: str  # SHA-256 of the file bytes (or of the record, for JSONL corpora)
+    source: str  # file path as given, or "file.jsonl#<_id>"
+    kind: DocKind
+    title: str
+    sections: tuple[Section, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A searchable child chunk or a parent returned for context.
+
+    ``position`` is the child's order within its document, used for neighbour expansion;
+    ``parent_id`` links a child to its parent (``None`` for parents themselves).
+    """
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    position: int
+    parent_id: str | None = None
+    is_parent: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return str(self.metadata.get("source", ""))
+
+    def location(self) -> str:
+        """Human-readable place in the source: page, section path or time range."""
+        md = self.metadata
+        if "start_ts" in md:
+            who = ", ".join(md.get("speakers", []))
+            return f"{md['start_ts']}–{md.get('end_ts', '')}" + (f" ({who})" if who else "")
+        if "page" in md:
+            return f"page {md['page']}"
+        if md.get("heading_path"):
+            return " > ".join(md["heading_path"])
+        return ""
+
+
+@dataclass
+class Hit:
+    chunk: Chunk
+    score: float  # the score the ranking used
+    scores: dict[str, float] = field(default_factory=dict)  # components: dense, bm25, fused, rerank
+    context: str | None = None  # parent text (or expanded neighbours) handed to the answerer
+    context_ids: tuple[str, ...] = ()  # chunk ids the context was built from
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    hits: list[Hit]
+    no_answer: bool = False
+    relevance: float = 0.0  # cosine similarity of the best hit: what the gate looks at
+    mode: str = "hybrid"
+    expanded_queries: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # milliseconds per step
+    notes: list[str] = field(default_factory=list)
