@@ -1,4 +1,6 @@
-"""``ragchat`` command line. Thin: parse, call services, print. RagchatError → exit codes here only."""
+"""``ragchat`` command line. Thin: parse, call services, print.
+
+RagchatError becomes an exit code here and nowhere else."""
 
 from __future__ import annotations
 
@@ -18,8 +20,11 @@ from rich.table import Table
 from ragchat import errors
 from ragchat.settings import Settings
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Self-hosted RAG chat over your documents, offline by default.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Self-hosted RAG chat over your documents, offline by default.",
+)
 kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 app.add_typer(kb_app, name="kb")
 console = Console()
@@ -42,7 +47,9 @@ def _settings(data_dir: Path | None) -> Settings:
     settings = Settings()
     if data_dir is not None:
         settings = settings.model_copy(update={"data_dir": data_dir})
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
     for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     return settings
@@ -58,31 +65,50 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(code) from None
 
 
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory "
-                    "(default: $RAGCHAT_DATA_DIR or ./ragchat-data).")]
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir", help="Data directory (default: $RAGCHAT_DATA_DIR or ./ragchat-data)."
+    ),
+]
 KbName = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
 
 
 @contextmanager
 def _progress() -> Iterator[Callable[[str, int, int], None]]:
     bars: dict[str, Any] = {}
-    with Progress(TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=False,
-                  disable=not err.is_terminal) as prog:
+    with Progress(
+        TextColumn("{task.description:>8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+        disable=not err.is_terminal,
+    ) as prog:
+
         def update(stage: str, done: int, total: int) -> None:
             if stage not in bars:
                 bars[stage] = prog.add_task(stage, total=total)
             prog.update(bars[stage], completed=done, total=total)
+
         yield update
 
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (PDF, Markdown, VTT, "
-                                                "text, JSONL corpora).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files or folders (PDF, Markdown, VTT, text, JSONL corpora)."),
+    ],
     kb: KbName,
-    prune: Annotated[bool, typer.Option(help="Also delete documents of files that were "
-                                        "ingested from these folders and no longer exist.")] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            help="Also delete documents of files that were "
+            "ingested from these folders and no longer exist."
+        ),
+    ] = False,
     backend: Annotated[str, typer.Option(help="Dense index for a new KB: flat or hnsw.")] = "flat",
     data_dir: DataDir = None,
 ) -> None:
@@ -106,11 +132,18 @@ def ingest(
             err.print(f"[yellow]warning[/] {w}")
         table = Table(title=f"ingest → {kb}", show_header=False)
         for label, value in [
-            ("files", f"{report.files} ({report.added_files} new, {report.replaced_files} "
-                      f"changed, {report.unchanged_files} unchanged, {len(report.errors)} failed)"),
-            ("documents", f"{report.documents} added, {report.duplicate_documents} duplicate, "
-                          f"{report.removed_documents + pruned} removed"),
-            ("pages", str(report.pages)), ("sections", str(report.sections)),
+            (
+                "files",
+                f"{report.files} ({report.added_files} new, {report.replaced_files} "
+                f"changed, {report.unchanged_files} unchanged, {len(report.errors)} failed)",
+            ),
+            (
+                "documents",
+                f"{report.documents} added, {report.duplicate_documents} duplicate, "
+                f"{report.removed_documents + pruned} removed",
+            ),
+            ("pages", str(report.pages)),
+            ("sections", str(report.sections)),
             ("chunks", f"{report.children} searchable, {report.parents} parents"),
             ("seconds", f"{report.seconds:.1f}"),
         ]:
@@ -126,8 +159,10 @@ def search(
     kb: KbName,
     mode: Annotated[str, typer.Option(help="hybrid, dense, bm25 or dense_first.")] = "",
     top_k: Annotated[int, typer.Option("--top-k", help="Results to show.")] = 5,
-    filter_: Annotated[list[str] | None, typer.Option("--filter", help="key=value metadata "
-                                                      "filter, e.g. chapter=2 (repeatable).")] = None,
+    filter_: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="key=value metadata filter, e.g. chapter=2 (repeatable)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -164,21 +199,36 @@ def _parse_filters(items: list[str]) -> dict[str, Any]:
 
 def _result_json(result: Any) -> dict[str, Any]:
     return {
-        "query": result.query, "no_answer": result.no_answer, "relevance": result.relevance,
-        "mode": result.mode, "timings_ms": result.timings,
+        "query": result.query,
+        "no_answer": result.no_answer,
+        "relevance": result.relevance,
+        "mode": result.mode,
+        "timings_ms": result.timings,
         "expanded_queries": result.expanded_queries,
-        "hits": [{"chunk_id": h.chunk.chunk_id, "score": h.score, "scores": h.scores,
-                  "source": h.chunk.source, "location": h.chunk.location(),
-                  "text": h.chunk.text} for h in result.hits],
+        "hits": [
+            {
+                "chunk_id": h.chunk.chunk_id,
+                "score": h.score,
+                "scores": h.scores,
+                "source": h.chunk.source,
+                "location": h.chunk.location(),
+                "text": h.chunk.text,
+            }
+            for h in result.hits
+        ],
     }
 
 
 def _print_result(result: Any) -> None:
     if result.no_answer:
-        console.print(f"[bold yellow]NO_ANSWER[/] — the knowledge base does not seem to cover this "
-                      f"(best match relevance {result.relevance:.2f}). Closest passages:")
-    table = Table(title=f"{result.query!r} ({result.mode}, {result.timings.get('total', 0):.0f} ms)",
-                  show_lines=True)
+        console.print(
+            f"[bold yellow]NO_ANSWER[/] — the knowledge base does not seem to cover this "
+            f"(best match relevance {result.relevance:.2f}). Closest passages:"
+        )
+    table = Table(
+        title=f"{result.query!r} ({result.mode}, {result.timings.get('total', 0):.0f} ms)",
+        show_lines=True,
+    )
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("source")
@@ -187,8 +237,12 @@ def _print_result(result: Any) -> None:
         where = Path(hit.chunk.source.split("#")[0]).name
         loc = hit.chunk.location()
         text = " ".join(hit.chunk.text.split())
-        table.add_row(str(i), f"{hit.score:.3f}", f"{where}\n{loc}\n[dim]{hit.chunk.chunk_id[:12]}…"
-                      f"{hit.chunk.chunk_id[64:]}[/]", text[:400] + ("…" if len(text) > 400 else ""))
+        table.add_row(
+            str(i),
+            f"{hit.score:.3f}",
+            f"{where}\n{loc}\n[dim]{hit.chunk.chunk_id[:12]}…{hit.chunk.chunk_id[64:]}[/]",
+            text[:400] + ("…" if len(text) > 400 else ""),
+        )
     console.print(table)
 
 
@@ -204,8 +258,13 @@ def kb_list(data_dir: DataDir = None) -> None:
             table.add_column(col)
         for name in KnowledgeBase.names(settings.kb_root):
             m = KnowledgeBase.describe(settings.kb_root, name)
-            table.add_row(name, str(m["documents"]), str(m["children"]),
-                          str(m["embedding_model"]), str(m["updated"]))
+            table.add_row(
+                name,
+                str(m["documents"]),
+                str(m["children"]),
+                str(m["embedding_model"]),
+                str(m["updated"]),
+            )
         console.print(table)
 
 
@@ -270,8 +329,10 @@ def demo(data_dir: DataDir = None) -> None:
         for name, folder in services.sample_sources().items():
             base = services.open_or_create_kb(settings, name, emb)
             report = ingest_paths(base, [folder], Chunker(settings.chunking))
-            console.print(f"[bold]{name}[/]: {report.documents} new documents, "
-                          f"{report.unchanged_files} unchanged files, {base.child_count()} chunks")
+            console.print(
+                f"[bold]{name}[/]: {report.documents} new documents, "
+                f"{report.unchanged_files} unchanged files, {base.child_count()} chunks"
+            )
         for name, question in DEMO_QUESTIONS:
             retriever = build_retriever(settings, services.open_kb(settings, name, emb))
             _print_result(retriever.retrieve(question, top_k=3))

@@ -1,4 +1,6 @@
-"""One exception tree. ``api/`` maps these to HTTP codes and ``cli.py`` to exit codes; nothing else does."""
+"""One exception tree.
+
+``api/`` maps these to HTTP codes and ``cli.py`` to exit codes; nothing else does."""
 
 from __future__ import annotations
 

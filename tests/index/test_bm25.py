@@ -20,14 +20,17 @@ CORPUS = [
 def _reference(corpus: list[str], query: str) -> np.ndarray:
     ref = bm25s.BM25(k1=1.2, b=0.75)
     ref.index(
-        bm25s.tokenize(corpus, stopwords="en", stemmer=Stemmer.Stemmer("english"),
-                       show_progress=False),
+        bm25s.tokenize(
+            corpus, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False
+        ),
         show_progress=False,
     )
     return np.asarray(ref.get_scores(tokenize([query])[0]))
 
 
-@pytest.mark.parametrize("query", ["cat", "cats and dogs pets", "anti-inflammatory drugs", "fox fox"])
+@pytest.mark.parametrize(
+    "query", ["cat", "cats and dogs pets", "anti-inflammatory drugs", "fox fox"]
+)
 def test_scores_equal_bm25s_lucene(query: str) -> None:
     index = BM25Index()
     index.add(np.arange(len(CORPUS)), CORPUS)

@@ -12,11 +12,25 @@ from ragchat.types import Chunk
 
 
 def _doc(doc_id: str, texts: list[str], **meta: object) -> list[Chunk]:
-    parent = Chunk(f"{doc_id}_s0_P0", doc_id, " ".join(texts), 0, None, True,
-                   {"source": f"{doc_id}.md", **meta})
+    parent = Chunk(
+        f"{doc_id}_s0_P0",
+        doc_id,
+        " ".join(texts),
+        0,
+        None,
+        True,
+        {"source": f"{doc_id}.md", **meta},
+    )
     return [parent] + [
-        Chunk(f"{doc_id}_s0_c{i}", doc_id, t, i, parent.chunk_id, False,
-              {"source": f"{doc_id}.md", **meta})
+        Chunk(
+            f"{doc_id}_s0_c{i}",
+            doc_id,
+            t,
+            i,
+            parent.chunk_id,
+            False,
+            {"source": f"{doc_id}.md", **meta},
+        )
         for i, t in enumerate(texts)
     ]
 
@@ -24,10 +38,20 @@ def _doc(doc_id: str, texts: list[str], **meta: object) -> list[Chunk]:
 @pytest.fixture
 def kb(tmp_path: Path) -> KnowledgeBase:
     base = KnowledgeBase.create(tmp_path, "demo", HashingEmbedder())
-    base.add_chunks(_doc("a", ["ibuprofen relieves pain", "take ibuprofen with food",
-                               "stomach upset is a side effect"], chapter=1))
-    base.add_chunks(_doc("b", ["toddlers need eleven hours of sleep", "naps shorten with age"],
-                         chapter=2))
+    base.add_chunks(
+        _doc(
+            "a",
+            [
+                "ibuprofen relieves pain",
+                "take ibuprofen with food",
+                "stomach upset is a side effect",
+            ],
+            chapter=1,
+        )
+    )
+    base.add_chunks(
+        _doc("b", ["toddlers need eleven hours of sleep", "naps shorten with age"], chapter=2)
+    )
     return base
 
 
@@ -98,8 +122,9 @@ def test_model_mismatch_is_refused(kb: KnowledgeBase, tmp_path: Path) -> None:
         KnowledgeBase.open(tmp_path, "demo", HashingEmbedder(model_name="other"))
     with pytest.raises(ModelMismatchError):
         KnowledgeBase.open(tmp_path, "demo", HashingEmbedder(dim=64), strict_model=False)
-    lenient = KnowledgeBase.open(tmp_path, "demo", HashingEmbedder(model_name="other"),
-                                 strict_model=False)
+    lenient = KnowledgeBase.open(
+        tmp_path, "demo", HashingEmbedder(model_name="other"), strict_model=False
+    )
     assert lenient.child_count() == 5
 
 

@@ -31,7 +31,7 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     out = bm25s.tokenize(
         list(texts), stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False
     )
-    return out  # type: ignore[return-value]
+    return out
 
 
 class BM25Index:
@@ -160,8 +160,10 @@ class BM25Index:
         index.tf = tf.astype(np.float32)
         index.labels = labels.astype(np.int64)
         if index.tf.shape[0] != len(index.labels):
-            raise IndexError_(f"BM25 index in {directory}: {len(index.labels)} labels for "
-                              f"{index.tf.shape[0]} rows")
+            raise IndexError_(
+                f"BM25 index in {directory}: {len(index.labels)} labels for "
+                f"{index.tf.shape[0]} rows"
+            )
         index._changed()
         return index
 
@@ -170,10 +172,7 @@ def top_k(
     scores: npt.NDArray[np.float32], labels: Rows, k: int, *, positive_only: bool = False
 ) -> tuple[npt.NDArray[np.float32], Rows]:
     """Best k (scores, labels); ties broken by label so results are deterministic."""
-    if positive_only:
-        keep = np.flatnonzero(scores > 0)
-    else:
-        keep = np.flatnonzero(np.isfinite(scores))
+    keep = np.flatnonzero(scores > 0 if positive_only else np.isfinite(scores))
     if keep.size == 0 or k <= 0:
         return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
     cand = keep

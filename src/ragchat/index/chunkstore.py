@@ -103,8 +103,17 @@ class ChunkStore:
     def insert_document(self, row: DocumentRow) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.doc_id, row.source, row.kind, row.title, row.file_path, row.n_children,
-             row.n_sections, json.dumps(row.metadata, sort_keys=True), row.added_at),
+            (
+                row.doc_id,
+                row.source,
+                row.kind,
+                row.title,
+                row.file_path,
+                row.n_children,
+                row.n_sections,
+                json.dumps(row.metadata, sort_keys=True),
+                row.added_at,
+            ),
         )
 
     def record_file(self, path: str, sha256: str, when: str) -> None:
@@ -213,9 +222,10 @@ class ChunkStore:
         return [int(r[0]) for r in self._db.execute(q, params)]
 
     def iter_children(self) -> Iterator[Chunk]:
-        yield from (_to_chunk(r) for r in self._db.execute(
-            "SELECT * FROM chunks WHERE is_parent = 0 ORDER BY label"
-        ))
+        yield from (
+            _to_chunk(r)
+            for r in self._db.execute("SELECT * FROM chunks WHERE is_parent = 0 ORDER BY label")
+        )
 
 
 def _as_text(value: Any) -> str:

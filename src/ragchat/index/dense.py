@@ -93,8 +93,10 @@ class FlatIndex:
                 f"but the manifest says dim {dim}"
             )
         if vectors.shape[0] != labels.shape[0]:
-            raise IndexError_(f"dense index in {directory}: {labels.shape[0]} labels for "
-                              f"{vectors.shape[0]} vectors")
+            raise IndexError_(
+                f"dense index in {directory}: {labels.shape[0]} labels for "
+                f"{vectors.shape[0]} vectors"
+            )
         index = cls(dim)
         index.vectors = np.ascontiguousarray(vectors.reshape(-1, dim), dtype=np.float32)
         index.labels = labels.astype(np.int64)
@@ -118,8 +120,12 @@ class HNSWIndex(FlatIndex):
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise IndexError_("the hnsw backend needs `pip install ragchat[hnsw]`") from exc
         graph = hnswlib.Index(space="ip", dim=self.dim)
-        graph.init_index(max_elements=capacity, M=self.m, ef_construction=self.ef_construction,
-                         allow_replace_deleted=False)
+        graph.init_index(
+            max_elements=capacity,
+            M=self.m,
+            ef_construction=self.ef_construction,
+            allow_replace_deleted=False,
+        )
         graph.set_ef(self.ef)
         graph.set_num_threads(1)
         return graph

@@ -57,11 +57,15 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(path, **kwargs)
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
             hint = "" if allow_downloads else " (downloads are off: set RAGCHAT_ALLOW_DOWNLOADS=1)"
-            raise ModelLoadError(f"cannot load embedding model {config.model!r}{hint}: {exc}") from exc
+            raise ModelLoadError(
+                f"cannot load embedding model {config.model!r}{hint}: {exc}"
+            ) from exc
         self._model.max_seq_length = config.max_seq_length
-        dim = self._model.get_embedding_dimension() if hasattr(
-            self._model, "get_embedding_dimension"
-        ) else self._model.get_sentence_embedding_dimension()
+        dim = (
+            self._model.get_embedding_dimension()
+            if hasattr(self._model, "get_embedding_dimension")
+            else self._model.get_sentence_embedding_dimension()
+        )
         if not dim:
             raise ModelLoadError(f"embedding model {config.model!r} reports no dimension")
         self.dim = int(dim)

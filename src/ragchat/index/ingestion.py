@@ -109,8 +109,19 @@ def ingest_paths(
             report.sections += len(doc.sections)
             if doc.kind == "pdf":
                 report.pages += len(doc.sections)
-            rows.append(DocumentRow(doc.doc_id, doc.source, doc.kind, doc.title, key, n_children,
-                                    len(doc.sections), dict(doc.metadata), now_iso()))
+            rows.append(
+                DocumentRow(
+                    doc.doc_id,
+                    doc.source,
+                    doc.kind,
+                    doc.title,
+                    key,
+                    n_children,
+                    len(doc.sections),
+                    dict(doc.metadata),
+                    now_iso(),
+                )
+            )
     children = [c for c in chunks if not c.is_parent]
     report.children = len(children)
     report.parents = len(chunks) - len(children)
@@ -145,8 +156,10 @@ def remove_paths(kb: KnowledgeBase, targets: Sequence[str]) -> int:
         key = None if kb.store.has_document(target) else file_key(Path(target))
         doc_ids = [target] if key is None else kb.store.docs_of_file(key)
         if key is not None and not doc_ids and kb.store.file_sha(key) is None:
-            raise DocumentNotFound(f"{target!r} is neither a document id nor an ingested file "
-                                   f"of knowledge base {kb.name!r}")
+            raise DocumentNotFound(
+                f"{target!r} is neither a document id nor an ingested file "
+                f"of knowledge base {kb.name!r}"
+            )
         for doc_id in doc_ids:
             kb.delete_document(doc_id, save=False)
             removed += 1
@@ -159,6 +172,9 @@ def remove_paths(kb: KnowledgeBase, targets: Sequence[str]) -> int:
 def prune_missing(kb: KnowledgeBase, under: Sequence[Path]) -> int:
     """Deletes documents of files that were ingested from these folders but no longer exist."""
     roots = [str(Path(p).resolve()) for p in under]
-    gone = [p for p, _ in kb.store.files()
-            if any(p.startswith(r) for r in roots) and not Path(p).exists()]
+    gone = [
+        p
+        for p, _ in kb.store.files()
+        if any(p.startswith(r) for r in roots) and not Path(p).exists()
+    ]
     return remove_paths(kb, gone) if gone else 0

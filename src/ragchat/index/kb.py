@@ -57,7 +57,12 @@ class KnowledgeBase:
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
     def create(
-        cls, root: Path, name: str, embedder: Embedder, *, dense_backend: str = "flat",
+        cls,
+        root: Path,
+        name: str,
+        embedder: Embedder,
+        *,
+        dense_backend: str = "flat",
         chunking: Mapping[str, Any] | None = None,
     ) -> KnowledgeBase:
         path = Path(root) / validate_name(name)
@@ -65,27 +70,40 @@ class KnowledgeBase:
             raise IndexError_(f"knowledge base {name!r} already exists at {path}")
         path.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(
-            name=name, embedding_model=embedder.model_name, dim=embedder.dim,
-            dense_backend=dense_backend, chunking=dict(chunking or {}),
-            created=now_iso(), updated=now_iso(),
+            name=name,
+            embedding_model=embedder.model_name,
+            dim=embedder.dim,
+            dense_backend=dense_backend,
+            chunking=dict(chunking or {}),
+            created=now_iso(),
+            updated=now_iso(),
         )
-        kb = cls(path, manifest, embedder, ChunkStore(path / "chunks.sqlite"),
-                 new_dense_index(dense_backend, embedder.dim), BM25Index())
+        kb = cls(
+            path,
+            manifest,
+            embedder,
+            ChunkStore(path / "chunks.sqlite"),
+            new_dense_index(dense_backend, embedder.dim),
+            BM25Index(),
+        )
         kb.save()
         return kb
 
     @classmethod
-    def open(cls, root: Path, name: str, embedder: Embedder, *, strict_model: bool = True
-             ) -> KnowledgeBase:
+    def open(
+        cls, root: Path, name: str, embedder: Embedder, *, strict_model: bool = True
+    ) -> KnowledgeBase:
         path = Path(root) / validate_name(name)
         if not (path / "manifest.json").exists():
             raise KnowledgeBaseNotFound(f"no knowledge base named {name!r} in {root}")
         manifest = Manifest.load(path)
         if manifest.embedding_model != embedder.model_name or manifest.dim != embedder.dim:
-            msg = (f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
-                   f"(dim {manifest.dim}) but the configured embedder is "
-                   f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
-                   "the original model")
+            msg = (
+                f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
+                f"(dim {manifest.dim}) but the configured embedder is "
+                f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
+                "the original model"
+            )
             if strict_model or manifest.dim != embedder.dim:
                 raise ModelMismatchError(msg)
             log.warning(msg)
@@ -93,8 +111,12 @@ class KnowledgeBase:
         dense = load_dense_index(manifest.dense_backend, path, manifest.dim)
         bm25 = BM25Index.load(path)
         children = store.count(parents=False)
-        counts = {"manifest": manifest.children, "chunk store": children,
-                  "dense index": len(dense), "bm25 index": len(bm25)}
+        counts = {
+            "manifest": manifest.children,
+            "chunk store": children,
+            "dense index": len(dense),
+            "bm25 index": len(bm25),
+        }
         if len(set(counts.values())) != 1:
             store.close()
             raise IndexError_(
@@ -104,8 +126,9 @@ class KnowledgeBase:
         return cls(path, manifest, embedder, store, dense, bm25)
 
     @classmethod
-    def open_or_create(cls, root: Path, name: str, embedder: Embedder, **kwargs: Any
-                       ) -> KnowledgeBase:
+    def open_or_create(
+        cls, root: Path, name: str, embedder: Embedder, **kwargs: Any
+    ) -> KnowledgeBase:
         if (Path(root) / validate_name(name) / "manifest.json").exists():
             return cls.open(root, name, embedder)
         return cls.create(root, name, embedder, **kwargs)
@@ -149,8 +172,14 @@ class KnowledgeBase:
         self.manifest.save(self.path)
 
     # -- writing -----------------------------------------------------------------------------
-    def add_chunks(self, chunks: Sequence[Chunk], *, vectors: np.ndarray | None = None,
-                   progress: bool = False, save: bool = True) -> int:
+    def add_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        vectors: np.ndarray | None = None,
+        progress: bool = False,
+        save: bool = True,
+    ) -> int:
         """Appends chunks; only new children are embedded and indexed (nothing is rebuilt)."""
         children = [c for c in chunks if not c.is_parent]
         if vectors is None:
@@ -203,12 +232,14 @@ class KnowledgeBase:
     def _named(self, scores: np.ndarray, labels: np.ndarray) -> list[tuple[str, float]]:
         return [(self._chunk_of[int(lab)], float(s)) for s, lab in zip(scores, labels, strict=True)]
 
-    def dense_search(self, query_vec: Vector, k: int, filters: Mapping[str, Any] | None = None
-                     ) -> list[tuple[str, float]]:
+    def dense_search(
+        self, query_vec: Vector, k: int, filters: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
         return self._named(*self.dense.search(query_vec, k, self._allowed(filters)))
 
-    def bm25_search(self, query: str, k: int, filters: Mapping[str, Any] | None = None
-                    ) -> list[tuple[str, float]]:
+    def bm25_search(
+        self, query: str, k: int, filters: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
         return self._named(*self.bm25.search(query, k, self._allowed(filters)))
 
     def _labels(self, chunk_ids: Sequence[str]) -> np.ndarray:

@@ -44,6 +44,8 @@ class Manifest(BaseModel):
         try:
             return cls.model_validate(json.loads(path.read_text()))
         except FileNotFoundError as exc:
-            raise IndexError_(f"{directory} has no manifest.json: not a ragchat knowledge base") from exc
+            raise IndexError_(
+                f"{directory} has no manifest.json: not a ragchat knowledge base"
+            ) from exc
         except (ValueError, ValidationError) as exc:
             raise IndexError_(f"{path} is corrupt: {exc}") from exc

@@ -1,0 +1,259 @@
+"""Parent/child chunking: small children are what gets searched, parents what the answerer reads.
+
+Children are character windows that end at sentence boundaries when they can and never cross a
+section (page, heading section). Transcript turns are first grouped into blocks of at most
+``parent_size`` characters, and their children are also limited in time. Everything is a pure
+function of the document and the settings, so ids are stable across runs.
+
+Output order: document order, each parent immediately followed by its children.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ragchat.ingest.text_utils import (
+    SENTENCE_BREAK,
+    SENTENCE_END,
+    format_ts,
+    normalize_with_map,
+    normalize_ws,
+    remap_offset,
+)
+from ragchat.settings import ChunkingSettings
+from ragchat.types import Chunk, LoadedDocument, Section, TimedSpan
+
+_WORD_START = re.compile(r"\s(?=\S)")
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """Text windowed as one unit: a section, or a block of consecutive transcript turns."""
+
+    text: str
+    sections: tuple[Section, ...]
+    starts: tuple[int, ...]  # offset in ``text`` where each section begins
+    spans: tuple[TimedSpan, ...] = ()
+
+    @cached_property
+    def span_ends(self) -> list[int]:
+        return [s.end_char for s in self.spans]
+
+    def section_at(self, offset: int) -> Section:
+        return self.sections[max(bisect_right(self.starts, offset) - 1, 0)]
+
+
+def _normalized_turn(section: Section) -> tuple[str, tuple[TimedSpan, ...]]:
+    """Normalises a turn's text and moves its spans along, so times stay on the right words."""
+    text = normalize_ws(section.text)
+    if text == section.text:
+        return text, section.spans
+    text, index_map = normalize_with_map(section.text)
+    spans = []
+    for span in section.spans:
+        start = remap_offset(index_map, span.start_char)
+        end = remap_offset(index_map, span.end_char)
+        if end > start:
+            spans.append(TimedSpan(start, end, span.start, span.end, span.speaker))
+    return text, tuple(spans)
+
+
+class Chunker:
+    """Turns a loaded document into parents and children; see the module docstring for order."""
+
+    def __init__(self, settings: ChunkingSettings) -> None:
+        self.settings = settings
+        self.size = settings.child_size
+        # An overlap of half a window or more would stall progress; clamp it.
+        self.overlap = min(settings.child_overlap, settings.child_size // 2)
+
+    def chunk(self, doc: LoadedDocument) -> list[Chunk]:
+        base: dict[str, Any] = {
+            **doc.metadata,
+            "source": doc.source,
+            "kind": doc.kind,
+            "doc_title": doc.title,
+        }
+        out: list[Chunk] = []
+        n_children = 0
+        n_parents = 0
+        for seg in self._segments(doc):
+            windows = self._windows(seg)
+            for group in self._group(windows):
+                pa, pb = group[0][0], group[-1][1]
+                first = seg.section_at(pa)
+                parent_id = f"{doc.doc_id}_{first.locator}_P{n_parents}"
+                out.append(
+                    Chunk(
+                        chunk_id=parent_id,
+                        doc_id=doc.doc_id,
+                        text=seg.text[pa:pb].strip(),
+                        position=n_parents,
+                        parent_id=None,
+                        is_parent=True,
+                        metadata=self._metadata(base, seg, pa, pb),
+                    )
+                )
+                n_parents += 1
+                for a, b in group:
+                    section = seg.section_at(a)
+                    out.append(
+                        Chunk(
+                            chunk_id=f"{doc.doc_id}_{section.locator}_c{n_children}",
+                            doc_id=doc.doc_id,
+                            text=seg.text[a:b].strip(),
+                            position=n_children,
+                            parent_id=parent_id,
+                            metadata=self._metadata(base, seg, a, b),
+                        )
+                    )
+                    n_children += 1
+        return out
+
+    # -- segments ---------------------------------------------------------------------------
+
+    def _segments(self, doc: LoadedDocument) -> Iterator[_Segment]:
+        pending: list[tuple[Section, str, tuple[TimedSpan, ...]]] = []
+        for section in doc.sections:
+            if not section.spans:
+                yield from self._flush(pending)
+                pending = []
+                text = normalize_ws(section.text)
+                if text:
+                    yield _Segment(text, (section,), (0,))
+                continue
+            text, spans = _normalized_turn(section)
+            if not text:
+                continue
+            if pending and self._joined_len(pending) + 1 + len(text) > self.settings.parent_size:
+                yield from self._flush(pending)
+                pending = []
+            pending.append((section, text, spans))
+        yield from self._flush(pending)
+
+    @staticmethod
+    def _joined_len(pending: list[tuple[Section, str, tuple[TimedSpan, ...]]]) -> int:
+        return sum(len(text) for _, text, _ in pending) + len(pending) - 1
+
+    @staticmethod
+    def _flush(pending: list[tuple[Section, str, tuple[TimedSpan, ...]]]) -> Iterator[_Segment]:
+        """Joins a block of turns with newlines, shifting each turn's spans to block offsets."""
+        if not pending:
+            return
+        parts: list[str] = []
+        starts: list[int] = []
+        spans: list[TimedSpan] = []
+        offset = 0
+        for _, text, turn_spans in pending:
+            starts.append(offset)
+            parts.append(text)
+            spans.extend(
+                TimedSpan(s.start_char + offset, s.end_char + offset, s.start, s.end, s.speaker)
+                for s in turn_spans
+            )
+            offset += len(text) + 1
+        yield _Segment(
+            "\n".join(parts), tuple(s for s, _, _ in pending), tuple(starts), tuple(spans)
+        )
+
+    # -- windows ----------------------------------------------------------------------------
+
+    def _windows(self, seg: _Segment) -> list[tuple[int, int]]:
+        text, n = seg.text, len(seg.text)
+        windows: list[tuple[int, int]] = []
+        start, prev_end = 0, 0
+        while start < n:
+            limit = min(start + self.size, n)
+            time_limit = self._time_limit(seg, start)
+            if time_limit is not None and prev_end < time_limit < limit:
+                end, timed = time_limit, True
+            elif limit == n:
+                end, timed = n, False
+            else:
+                end, timed = _find_break(text, start, limit, prev_end), False
+            windows.append((start, end))
+            if end >= n:
+                break
+            start = end if timed else self._next_start(text, start, end)
+            while start < n and text[start].isspace():
+                start += 1
+            prev_end = end
+        return windows
+
+    def _time_limit(self, seg: _Segment, start: int) -> int | None:
+        """End offset of the last caption within ``vtt_child_seconds`` of the window's start."""
+        if not seg.spans:
+            return None
+        k = min(bisect_right(seg.span_ends, start), len(seg.spans) - 1)
+        horizon = seg.spans[k].start + self.settings.vtt_child_seconds
+        j = k
+        while j + 1 < len(seg.spans) and seg.spans[j + 1].end <= horizon:
+            j += 1
+        return seg.spans[j].end_char if j + 1 < len(seg.spans) else None
+
+    def _next_start(self, text: str, start: int, end: int) -> int:
+        """Backs up by the overlap, to a sentence start if one is near, else to a word start."""
+        if self.overlap == 0:
+            return end
+        lo = max(end - self.overlap, start + 1)
+        for m in SENTENCE_BREAK.finditer(text, max(lo - 8, start), end):
+            if lo <= m.end() < end:
+                return m.end()
+        word = _WORD_START.search(text, lo - 1, end)
+        return word.end() if word else end
+
+    def _group(self, windows: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+        """Consecutive children of one segment, while their covered text fits ``parent_size``."""
+        groups: list[list[tuple[int, int]]] = []
+        for window in windows:
+            if groups and window[1] - groups[-1][0][0] <= self.settings.parent_size:
+                groups[-1].append(window)
+            else:
+                groups.append([window])
+        return groups
+
+    # -- metadata ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _metadata(base: dict[str, Any], seg: _Segment, a: int, b: int) -> dict[str, Any]:
+        meta = {**base, **seg.section_at(a).metadata}
+        if seg.spans:
+            first = bisect_right(seg.span_ends, a)
+            hit = [s for s in seg.spans[first:] if s.start_char < b]
+            if hit:
+                start = min(s.start for s in hit)
+                end = max(s.end for s in hit)
+                meta.update(
+                    start=start,
+                    end=end,
+                    start_ts=format_ts(start),
+                    end_ts=format_ts(end),
+                    speakers=list(dict.fromkeys(s.speaker for s in hit if s.speaker)),
+                )
+        return meta
+
+
+def _find_break(text: str, start: int, limit: int, min_end: int) -> int:
+    """Best end in ``(max(start, min_end), limit]``: sentence end, then newline, then space.
+
+    Breaks in the second half of the window are tried first so children are not tiny; a hard
+    cut at ``limit`` only happens inside a word longer than the window.
+    """
+    floor = max(start, min_end)
+    for lo in (max(start + (limit - start) // 2, floor), floor):
+        best = -1
+        for m in SENTENCE_END.finditer(text, lo, min(limit + 1, len(text))):
+            if lo < m.end() <= limit:
+                best = m.end()
+        if best > 0:
+            return best
+        for sep in ("\n", " "):
+            pos = text.rfind(sep, lo + 1, limit + 1)
+            if pos > floor:
+                return pos
+    return limit

@@ -1,0 +1,92 @@
+"""PDF loader: one section per page so every chunk can cite its exact page."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
+from ragchat.errors import IngestError
+from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex
+from ragchat.types import LoadedDocument, Section
+
+logger = logging.getLogger(__name__)
+
+NO_TEXT_WARNING = "no extractable text (scanned PDF?) — OCR it first"
+# The PDF spec puts %%EOF on the last line; tolerate a little trailing junk.
+_EOF_WINDOW = 4096
+
+
+class PdfLoader:
+    suffixes: tuple[str, ...] = (".pdf",)
+
+    def load(self, path: Path) -> list[LoadedDocument]:
+        source = str(path)
+        data = read_bytes(path)
+        if not data:
+            raise IngestError(source, "empty file, not a PDF")
+        if b"%%EOF" not in data.rstrip(b"\x00\r\n\t ")[-_EOF_WINDOW:]:
+            # pypdf can half-recover a truncated file and silently drop pages; refuse instead.
+            raise IngestError(source, "truncated or corrupt PDF (no %%EOF marker at the end)")
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            self._decrypt(reader, source)
+            title = self._title(reader) or path.stem
+            sections: list[Section] = []
+            for number, page in enumerate(reader.pages, start=1):
+                text = normalize_ws(page.extract_text() or "")
+                if text:
+                    sections.append(
+                        Section(text=text, locator=f"p{number}", metadata={"page": number})
+                    )
+            page_count = len(reader.pages)
+        except IngestError:
+            raise
+        except FileNotDecryptedError as exc:
+            raise IngestError(source, "encrypted PDF: a password is required") from exc
+        except Exception as exc:  # pypdf raises many types on malformed input
+            raise IngestError(source, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
+
+        warnings: tuple[str, ...] = ()
+        if not sections:
+            logger.warning("%s: %s", source, NO_TEXT_WARNING)
+            warnings = (NO_TEXT_WARNING,)
+        return [
+            LoadedDocument(
+                doc_id=sha256_hex(data),
+                source=source,
+                kind="pdf",
+                title=title,
+                sections=tuple(sections),
+                metadata={"title": title, "pages": page_count},
+                warnings=warnings,
+            )
+        ]
+
+    @staticmethod
+    def _decrypt(reader: PdfReader, source: str) -> None:
+        """Owner-password-only PDFs open with an empty password, like in any viewer."""
+        if not reader.is_encrypted:
+            return
+        try:
+            ok = reader.decrypt("")
+        except DependencyError as exc:
+            raise IngestError(
+                source, "encrypted PDF: decrypting it needs the 'cryptography' package"
+            ) from exc
+        except (PdfReadError, NotImplementedError) as exc:
+            raise IngestError(source, f"encrypted PDF: cannot decrypt ({exc})") from exc
+        if not ok:
+            raise IngestError(source, "encrypted PDF: a password is required; decrypt it first")
+
+    @staticmethod
+    def _title(reader: PdfReader) -> str:
+        try:
+            meta = reader.metadata
+            title = meta.title if meta is not None else None
+        except Exception:  # a broken Info dictionary should not lose the pages
+            return ""
+        return title.strip() if isinstance(title, str) else ""
