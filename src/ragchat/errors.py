@@ -48,3 +48,36 @@ class ModelLoadError(RagchatError):
 
 class RetrievalError(RagchatError):
     """A retrieval request is invalid (unknown mode, bad filter, empty query)."""
+
+
+class LLMError(RagchatError):
+    """The language model backend failed (unreachable, timed out, refused)."""
+
+
+class LLMUnavailable(LLMError):
+    """The backend cannot be reached or keeps failing after retries: the API answers 503."""
+
+
+class LLMOutputError(LLMError):
+    """The model answered, but not in the shape asked for (bad JSON, unknown tool)."""
+
+
+class UnsafeInput(RagchatError):
+    """The safety classifier refused a message; carries the category for logging."""
+
+    def __init__(self, category: str, message: str) -> None:
+        super().__init__(message)
+        self.category = category
+
+
+class NotFound(RagchatError):
+    """A stored record does not exist, or belongs to another user (the same error, on purpose)."""
+
+
+class Conflict(RagchatError):
+    """A write clashes with the stored state (duplicate id, closed conversation, finished
+    message)."""
+
+
+class StoreUnavailable(RagchatError):
+    """The database cannot be reached or is locked: the API answers 503."""

@@ -1,0 +1,220 @@
+"""``ragchat eval``: retrieval evaluation and gate calibration. Thin like ``ragchat.cli``: parse,
+call ``ragchat.eval``, print; the main CLI mounts ``eval_app``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ragchat.errors import ConfigError
+from ragchat.eval.calibrate import calibrate, load_ood, print_calibration, write_calibration
+from ragchat.eval.configs import ConfigRegistry, NamedConfig, parse_names
+from ragchat.eval.data import (
+    CorpusUnits,
+    SectionUnits,
+    load_qrels,
+    load_queries,
+    load_sections,
+    section_qrels,
+)
+from ragchat.eval.report import print_table, write_reports
+from ragchat.eval.retrieval import Gold, RetrieverFactory, run_evaluation, select_queries
+from ragchat.settings import RetrievalSettings, Settings
+
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval and calibrate the gate.")
+console = Console()
+
+KbName = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
+QueriesOpt = Annotated[
+    Path, typer.Option("--queries", help='BEIR queries.jsonl ({"_id", "text"} a line).')
+]
+QrelsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--qrels",
+        help="BEIR qrels TSV (query-id, corpus-id, score) for KBs ingested from a corpus.jsonl.",
+    ),
+]
+SectionsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sections",
+        help="TSV of (query-id, file, section): heading, p<N> page or HH:MM:SS-HH:MM:SS range.",
+    ),
+]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", help="Output folder (default: <data-dir>/eval/<kb>).")
+]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", min=1, help="Only the first N judged queries (file order).")
+]
+ConfigFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config-file",
+        help="TOML/YAML file with \\[retrieval_configs.NAME] tables "
+        "(default: settings.config_file).",
+    ),
+]
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir", help="Data directory (default: $RAGCHAT_DATA_DIR or ./ragchat-data)."
+    ),
+]
+
+
+@contextmanager
+def _cli(data_dir: Path | None) -> Iterator[Settings]:
+    """Settings and the error → exit code mapping of the main CLI (imported lazily:
+    ``ragchat.cli`` imports this module to mount it)."""
+    from ragchat.cli import _errors, _settings
+
+    settings = _settings(data_dir)
+    with _errors():
+        yield settings
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    from ragchat.cli import _progress as progress_bars
+
+    with progress_bars() as progress:
+        yield progress
+
+
+def load_gold(qrels: Path | None, sections: Path | None) -> Gold:
+    """Exactly one gold form: corpus qrels or section golds."""
+    if (qrels is None) == (sections is None):
+        raise ConfigError("give exactly one of --qrels (corpus ids) or --sections (file sections)")
+    if qrels is not None:
+        return Gold(load_qrels(qrels), CorpusUnits(), "corpus")
+    assert sections is not None
+    golds = load_sections(sections)
+    return Gold(
+        section_qrels(golds), SectionUnits([g for gs in golds.values() for g in gs]), "sections"
+    )
+
+
+def retriever_factory(
+    settings: Settings, kb: str, *, reranker: bool = True
+) -> tuple[RetrieverFactory, bool, str]:
+    """Opens the knowledge base once; returns a factory of retrievers over it, whether a
+    reranker is available (only tried when ``reranker``) and the reranker status line."""
+    from ragchat import services
+    from ragchat.retrieve.factory import build_retriever, shared_reranker
+
+    base = services.open_kb(settings, kb)
+    model, status = shared_reranker(settings) if reranker else (None, "reranker: not needed")
+
+    def factory(config: RetrievalSettings) -> Any:
+        return build_retriever(settings, base, config)
+
+    return factory, model is not None, status
+
+
+def _registry(settings: Settings, config_file: Path | None) -> ConfigRegistry:
+    return ConfigRegistry.from_file(config_file or settings.config_file)
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    kb: KbName,
+    queries: QueriesOpt,
+    qrels: QrelsOpt = None,
+    sections: SectionsOpt = None,
+    configs: Annotated[
+        str,
+        typer.Option(
+            "--configs",
+            help="Comma-separated configurations, "
+            "e.g. bm25,hybrid+rerank (default: the standard list and your own).",
+        ),
+    ] = "",
+    output: OutputOpt = None,
+    limit: LimitOpt = None,
+    config_file: ConfigFileOpt = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Measure MRR, recall, nDCG, NO_ANSWER rate and latency of named retrieval configurations."""
+    with _cli(data_dir) as settings:
+        registry = _registry(settings, config_file)
+        names = parse_names(configs) or registry.default_names()
+        resolved = registry.resolve_many(names, settings.retrieval)
+        gold = load_gold(qrels, sections)
+        questions = load_queries(queries)
+        need = any(c.needs_reranker for c in resolved)
+        factory, has_reranker, status = retriever_factory(settings, kb, reranker=need)
+        with _progress() as progress:
+            run = run_evaluation(
+                resolved,
+                factory,
+                questions,
+                gold,
+                kb=kb,
+                limit=limit,
+                reranker_available=has_reranker,
+                progress=progress,
+            )
+        run.notes.append(status)
+        print_table(run, console)
+        paths = write_reports(run, output or settings.data_dir / "eval" / kb)
+        console.print("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+@eval_app.command("calibrate")
+def calibrate_gate(
+    kb: KbName,
+    queries: QueriesOpt,
+    qrels: QrelsOpt = None,
+    sections: SectionsOpt = None,
+    ood: Annotated[
+        Path | None,
+        typer.Option(
+            "--ood",
+            help="Out-of-domain queries.jsonl (default: the packaged general-knowledge set).",
+        ),
+    ] = None,
+    config: Annotated[
+        str,
+        typer.Option(
+            "--config",
+            help="Named configuration to calibrate (default: the configured retrieval settings).",
+        ),
+    ] = "",
+    output: OutputOpt = None,
+    limit: LimitOpt = None,
+    config_file: ConfigFileOpt = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Recommend the gate threshold that best separates in-domain from off-topic questions."""
+    with _cli(data_dir) as settings:
+        named = (
+            _registry(settings, config_file).resolve(config, settings.retrieval)
+            if config
+            else NamedConfig("settings", settings.retrieval)
+        )
+        gold = load_gold(qrels, sections)
+        selected, _ = select_queries(load_queries(queries), gold.qrels, limit)
+        if not selected:
+            raise ConfigError(f"no query in {queries} has a relevant judgement")
+        factory, _, status = retriever_factory(settings, kb, reranker=named.needs_reranker)
+        ood_queries = load_ood(ood)
+        with _progress() as progress:
+            cal = calibrate(
+                factory(named.settings),
+                selected,
+                gold,
+                ood_queries,
+                config=named.name,
+                progress=progress,
+            )
+        print_calibration(cal, console)
+        console.print(f"[dim]{status}[/]")
+        paths = write_calibration(cal, output or settings.data_dir / "eval" / kb)
+        console.print("wrote " + ", ".join(str(p) for p in paths.values()))

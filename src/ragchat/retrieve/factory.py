@@ -1,0 +1,32 @@
+"""Builds the configured retriever for a knowledge base (what the CLI and eval call)."""
+
+from __future__ import annotations
+
+from ragchat.index.base import SearchableKB
+from ragchat.retrieve.base import Reranker
+from ragchat.retrieve.pipeline import KBRetriever
+from ragchat.retrieve.rerank import load_reranker
+from ragchat.settings import RetrievalSettings, Settings
+
+# One load per (model, allow_downloads) per process: eval builds a retriever per configuration.
+_rerankers: dict[tuple[str, bool], tuple[Reranker | None, str]] = {}
+
+
+def shared_reranker(settings: Settings) -> tuple[Reranker | None, str]:
+    """``load_reranker`` memoised, so a model (or the reason it failed) is loaded once."""
+    key = (settings.reranker.model, settings.allow_downloads)
+    if key not in _rerankers:
+        _rerankers[key] = load_reranker(settings)
+    return _rerankers[key]
+
+
+def build_retriever(
+    settings: Settings, kb: SearchableKB, config: RetrievalSettings | None = None
+) -> KBRetriever:
+    """A ``KBRetriever`` over ``kb`` with ``config`` (default ``settings.retrieval``); the
+    reranker is loaded only when the configuration asks for reranking."""
+    config = config if config is not None else settings.retrieval
+    reranker = shared_reranker(settings)[0] if config.rerank else None
+    return KBRetriever(
+        kb, config, reranker=reranker, rerank_candidates=settings.reranker.candidates
+    )

@@ -1,0 +1,180 @@
+"""``KBRetriever``: the retrieval pipeline over one knowledge base.
+
+Steps, each timed in ``result.timings`` (milliseconds) only when it ran:
+``embed`` (once per query) → ``dense`` / ``bm25`` / ``fusion`` (the configured mode) →
+``expand`` (optional, second pass + multi-query RRF) → ``rerank`` (optional) → gate and
+adaptive top-k → ``post`` (parents, neighbours, dedupe) → truncate to top-k; plus ``total``.
+
+Callers MUST check ``result.no_answer``: when the gate fires the hits are still returned (so
+evaluation can measure wrong refusals), but they are not evidence for an answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ragchat.errors import RetrievalError
+from ragchat.index.base import SearchableKB
+from ragchat.retrieve.base import Reranker
+from ragchat.retrieve.expansion import PRFExpander, QueryExpander
+from ragchat.retrieve.fusion import rrf_fusion
+from ragchat.retrieve.gate import (
+    DEFAULT_HIGH,
+    DEFAULT_LOW,
+    K_WHEN_LOW,
+    adaptive_k,
+    refuses,
+    top_relevance,
+)
+from ragchat.retrieve.postprocess import expand_neighbours, resolve_parents
+from ragchat.retrieve.search import Timings, search_candidates, timed
+from ragchat.retrieve.selection import retrieve_from_text
+from ragchat.settings import RetrievalSettings
+from ragchat.types import Hit, RetrievalResult
+
+
+def _sorted(hits: Sequence[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, h.chunk.chunk_id))
+
+
+def fuse_passes(passes: Sequence[Sequence[Hit]], k: int, limit: int) -> list[Hit]:
+    """Multi-query fusion: RRF over the rankings of several passes. A chunk keeps the component
+    scores of the first pass that found it; ``score`` and ``scores["multi_query"]`` are RRF."""
+    first: dict[str, Hit] = {}
+    for hits in passes:
+        for hit in hits:
+            first.setdefault(hit.chunk.chunk_id, hit)
+    ranked = rrf_fusion([[(h.chunk.chunk_id, h.score) for h in hits] for hits in passes], k=k)
+    return [
+        replace(first[cid], score=s, scores={**first[cid].scores, "multi_query": s})
+        for cid, s in ranked[:limit]
+    ]
+
+
+class KBRetriever:
+    """Retriever over a ``SearchableKB`` configured by ``RetrievalSettings``.
+
+    ``reranker`` is used when ``config.rerank`` is on; it re-scores the best
+    ``rerank_candidates`` hits and drops the rest (their fused scores are on another scale).
+    ``expander`` defaults to ``PRFExpander`` when ``config.query_expansion`` is on; it runs when
+    the first pass's relevance is below ``expand_below`` (or always, with ``always_expand``).
+    ``adaptive_high`` / ``adaptive_low`` are the relevance bounds of adaptive top-k.
+    """
+
+    def __init__(
+        self,
+        kb: SearchableKB,
+        config: RetrievalSettings,
+        reranker: Reranker | None = None,
+        expander: QueryExpander | None = None,
+        *,
+        rerank_candidates: int = 30,
+        adaptive_high: float = DEFAULT_HIGH,
+        adaptive_low: float = DEFAULT_LOW,
+        expand_below: float = 0.5,
+        always_expand: bool = False,
+    ) -> None:
+        if rerank_candidates < 1:
+            raise ValueError("rerank_candidates must be >= 1")
+        if adaptive_low > adaptive_high:
+            raise ValueError("adaptive_low must not exceed adaptive_high")
+        self.kb = kb
+        self.config = config
+        self.reranker = reranker
+        self.expander = expander if expander is not None else PRFExpander()
+        self.rerank_candidates = rerank_candidates
+        self.adaptive_high = adaptive_high
+        self.adaptive_low = adaptive_low
+        self.expand_below = expand_below
+        self.always_expand = always_expand
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> RetrievalResult:
+        start = time.perf_counter()
+        if not query.strip():
+            raise RetrievalError("the query is empty")
+        cfg = self.config
+        k = cfg.top_k if top_k is None else top_k
+        if k < 1:
+            raise RetrievalError(f"top_k must be >= 1, got {k}")
+        timings: Timings = {}
+        result = RetrievalResult(query=query, hits=[], mode=cfg.mode, timings=timings)
+
+        with timed(timings, "embed"):  # also needed in bm25 mode: the gate is a cosine
+            query_vec = self.kb.embedder.embed_query(query)
+        hits = search_candidates(self.kb, cfg, query, query_vec, filters, timings)
+        result.hits = hits
+
+        if cfg.query_expansion and hits:
+            first_relevance = top_relevance(self.kb, query_vec, hits)
+            if self.always_expand or first_relevance < self.expand_below:
+                with timed(timings, "expand"):
+                    hits = self._expand(query, result, filters)
+
+        if cfg.rerank and self.reranker is not None and hits:
+            window = max(self.rerank_candidates, k, K_WHEN_LOW if cfg.adaptive_top_k else 0)
+            with timed(timings, "rerank"):
+                reranked = self.reranker.rerank(query, hits[:window])
+                hits = _sorted(
+                    [replace(h, scores={"rerank": h.score, **h.scores}) for h in reranked]
+                )
+        elif cfg.rerank and self.reranker is None:
+            result.notes.append("rerank skipped: no reranker loaded")
+
+        relevance = top_relevance(self.kb, query_vec, hits)
+        if cfg.adaptive_top_k:
+            k = adaptive_k(relevance, k, high=self.adaptive_high, low=self.adaptive_low)
+            result.notes.append(f"adaptive top_k={k} (relevance {relevance:.3f})")
+
+        if cfg.parents or cfg.neighbours:
+            with timed(timings, "post"):
+                hits = resolve_parents(self.kb, hits, k) if cfg.parents else hits[:k]
+                if cfg.neighbours:
+                    hits = expand_neighbours(
+                        self.kb, query_vec, hits, cfg.neighbour_floor, parents=cfg.parents
+                    )
+        result.hits = hits[:k]
+        result.relevance = relevance
+        result.no_answer = refuses(relevance, bool(result.hits), cfg.gate_threshold)
+        if result.no_answer:
+            result.notes.append(
+                f"gate: relevance {relevance:.3f} below threshold {cfg.gate_threshold}"
+                if result.hits
+                else "gate: no hits"
+            )
+        timings["total"] = (time.perf_counter() - start) * 1000.0
+        return result
+
+    def _expand(
+        self, query: str, result: RetrievalResult, filters: Mapping[str, Any] | None
+    ) -> list[Hit]:
+        """Searches every variation the expander proposes and RRF-fuses them with the first
+        pass; the second passes' own step timings are folded into ``expand``."""
+        variants = [
+            v
+            for v in dict.fromkeys(self.expander.expand(query, result))
+            if v.strip() and v != query
+        ]
+        result.expanded_queries = variants
+        if not variants:
+            result.notes.append("expansion: no variation proposed")
+            return result.hits
+        passes = [result.hits]
+        scratch: Timings = {}
+        for variant in variants:
+            vec = None if self.config.mode == "bm25" else self.kb.embedder.embed_query(variant)
+            passes.append(search_candidates(self.kb, self.config, variant, vec, filters, scratch))
+        return fuse_passes(passes, self.config.rrf_k, self.config.candidates)
+
+    def retrieve_from_text(self, query: str, passage: str) -> RetrievalResult:
+        """Selected-text mode: ``passage`` is the only context; the knowledge base is not
+        searched (see ``ragchat.retrieve.selection``)."""
+        return retrieve_from_text(self.kb.embedder, query, passage)

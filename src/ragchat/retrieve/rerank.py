@@ -1,0 +1,101 @@
+"""Cross-encoder reranking, and a loader that degrades to "no reranker" instead of failing.
+
+No installed package ships cross-encoder weights, so offline the default model usually cannot
+load; ragchat must then run without a reranker and say why, never crash or wait on a network.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ragchat.errors import ModelLoadError
+from ragchat.retrieve.base import Reranker
+from ragchat.settings import Settings
+from ragchat.types import Hit
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+
+
+class CrossEncoderReranker:
+    """``sentence_transformers.CrossEncoder`` on CPU; scores are raw logits (only the order
+    matters, so no sigmoid). Loads from a local directory, or the hub cache only unless
+    ``allow_downloads``. Any load failure raises ``ModelLoadError``."""
+
+    def __init__(
+        self, model_name_or_path: str, *, allow_downloads: bool = False, batch_size: int = 16
+    ) -> None:
+        self.model_name = model_name_or_path
+        self.batch_size = batch_size
+        local_dir = Path(model_name_or_path).is_dir()
+        try:
+            import torch
+            from sentence_transformers import CrossEncoder
+
+            self._identity = torch.nn.Identity()
+            self._model = CrossEncoder(
+                model_name_or_path,
+                device="cpu",
+                local_files_only=local_dir or not allow_downloads,
+            )
+        except Exception as exc:
+            where = (
+                "local directory"
+                if local_dir
+                else ("hub" if allow_downloads else "local cache (downloads disabled)")
+            )
+            raise ModelLoadError(
+                f"cannot load cross-encoder {model_name_or_path!r} from the {where}: "
+                f"{type(exc).__name__}: {first_line(exc)}"
+            ) from exc
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        out: Any = self._model.predict(
+            [(query, t) for t in texts],
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            activation_fn=self._identity,
+            convert_to_numpy=True,
+        )
+        return [float(s) for s in out.reshape(-1)]
+
+    def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
+        """Hits re-ordered by the model's score of (query, child text), best first."""
+        scores = self.scores(query, [h.chunk.text for h in hits])
+        rescored = [
+            replace(h, score=s, scores={**h.scores, "rerank": s})
+            for h, s in zip(hits, scores, strict=True)
+        ]
+        return sorted(rescored, key=lambda h: (-h.score, h.chunk.chunk_id))
+
+
+def load_reranker(settings: Settings) -> tuple[Reranker | None, str]:
+    """``(reranker, status)``; ``(None, "no reranker: <reason>")`` when disabled or unloadable.
+    The reason is logged at WARNING once per process."""
+    name = settings.reranker.model.strip()
+    if not name:
+        return _without("no reranker: disabled (reranker.model is empty)")
+    try:
+        reranker = CrossEncoderReranker(name, allow_downloads=settings.allow_downloads)
+    except Exception as exc:  # never crash: retrieval works without a reranker
+        return _without(f"no reranker: {exc}")
+    return reranker, f"reranker: {name}"
+
+
+def first_line(exc: BaseException) -> str:
+    """Library errors carry multi-line hints about hubs; the first line says what failed."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _without(reason: str) -> tuple[None, str]:
+    if reason not in _warned:
+        _warned.add(reason)
+        log.warning("%s", reason)
+    return None, reason

@@ -1,0 +1,113 @@
+from pathlib import Path
+
+import pytest
+
+from ragchat.errors import DocumentNotFound
+from ragchat.index.fake import HashingEmbedder
+from ragchat.index.ingestion import ingest_paths, prune_missing, remove_paths
+from ragchat.index.kb import KnowledgeBase
+from ragchat.ingest.chunking import Chunker
+from ragchat.settings import ChunkingSettings
+
+PAGE = """---
+title: Ibuprofen
+chapter: 1
+---
+# Ibuprofen
+## Uses
+Ibuprofen relieves pain and fever. It also reduces inflammation.
+## Side effects
+Stomach upset is the most common side effect. Take it with food.
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ibuprofen.md").write_text(PAGE)
+    (docs / "notes.txt").write_text("Toddlers need about eleven hours of sleep at night.\n")
+    return docs
+
+
+def _kb(root: Path, name: str = "kb") -> KnowledgeBase:
+    return KnowledgeBase.open_or_create(root, name, HashingEmbedder())
+
+
+def _ingest(kb: KnowledgeBase, *paths: Path):  # type: ignore[no-untyped-def]
+    return ingest_paths(kb, list(paths), Chunker(ChunkingSettings()))
+
+
+def test_ingest_then_reingest_is_a_no_op(folder: Path, tmp_path: Path) -> None:
+    kb = _kb(tmp_path / "data")
+    first = _ingest(kb, folder)
+    assert (first.added_files, first.documents) == (2, 2)
+    assert kb.child_count() == first.children > 0
+    embed_calls = kb.embedder.calls  # type: ignore[attr-defined]
+    again = _ingest(kb, folder)
+    assert (again.unchanged_files, again.documents, again.children) == (2, 0, 0)
+    assert kb.embedder.calls == embed_calls  # type: ignore[attr-defined]  (nothing re-embedded)
+    assert kb.child_count() == first.children
+
+
+def test_ids_are_deterministic_across_runs(folder: Path, tmp_path: Path) -> None:
+    ids = []
+    for run in ("a", "b"):
+        kb = _kb(tmp_path / run)
+        _ingest(kb, folder)
+        ids.append([c.chunk_id for c in kb.store.iter_children()])
+    assert ids[0] == ids[1]
+    assert all("_s" in cid or "_c" in cid for cid in ids[0])
+
+
+def test_changed_file_replaces_its_chunks(folder: Path, tmp_path: Path) -> None:
+    kb = _kb(tmp_path / "data")
+    _ingest(kb, folder)
+    (folder / "ibuprofen.md").write_text(PAGE.replace("Take it with food.", "Avoid alcohol."))
+    report = _ingest(kb, folder)
+    assert (report.replaced_files, report.removed_documents, report.unchanged_files) == (1, 1, 1)
+    assert kb.store.document_count() == 2
+    texts = " ".join(c.text for c in kb.store.iter_children())
+    assert "Avoid alcohol" in texts and "with food" not in texts
+    assert kb.bm25_search("food", 5) == []
+
+
+def test_identical_content_under_two_names_is_stored_once(folder: Path, tmp_path: Path) -> None:
+    (folder / "copy.md").write_text(PAGE)
+    kb = _kb(tmp_path / "data")
+    report = _ingest(kb, folder)
+    assert (report.documents, report.duplicate_documents) == (2, 1)
+
+
+def test_removed_file_can_be_deleted(folder: Path, tmp_path: Path) -> None:
+    kb = _kb(tmp_path / "data")
+    _ingest(kb, folder)
+    (folder / "notes.txt").unlink()
+    assert prune_missing(kb, [folder]) == 1
+    assert kb.store.document_count() == 1
+    assert kb.bm25_search("toddlers sleep", 5) == []
+    assert remove_paths(kb, [str(folder / "ibuprofen.md")]) == 1
+    assert kb.child_count() == 0
+    with pytest.raises(DocumentNotFound):
+        remove_paths(kb, [str(folder / "never-ingested.md")])
+
+
+def test_bad_file_is_reported_and_others_still_ingested(folder: Path, tmp_path: Path) -> None:
+    (folder / "broken.md").write_text("---\ntitle: [unclosed\n---\n# Body\ntext\n")
+    kb = _kb(tmp_path / "data")
+    report = _ingest(kb, folder)
+    assert [Path(e.source).name for e in report.errors] == ["broken.md"]
+    assert report.documents == 2
+    # The broken file was not recorded, so fixing it and re-running ingests it.
+    (folder / "broken.md").write_text("# Body\nFixed text about amoxicillin.\n")
+    assert _ingest(kb, folder).added_files == 1
+    assert kb.bm25_search("amoxicillin", 1)
+
+
+def test_changes_survive_reopen(folder: Path, tmp_path: Path) -> None:
+    kb = _kb(tmp_path / "data")
+    _ingest(kb, folder)
+    kb.close()
+    again = KnowledgeBase.open(tmp_path / "data", "kb", HashingEmbedder())
+    assert again.manifest.documents == 2 and again.manifest.files == 2
+    assert _ingest(again, folder).unchanged_files == 2
