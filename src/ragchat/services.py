@@ -31,7 +31,10 @@ def open_or_create_kb(
     settings: Settings, name: str, emb: Embedder | None = None, *, dense_backend: str = "flat"
 ) -> KnowledgeBase:
     return KnowledgeBase.open_or_create(
-        settings.kb_root, name, emb or embedder(settings), dense_backend=dense_backend,
+        settings.kb_root,
+        name,
+        emb or embedder(settings),
+        dense_backend=dense_backend,
         chunking=settings.chunking.model_dump(),
     )
 

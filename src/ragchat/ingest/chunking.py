@@ -82,9 +82,12 @@ class Chunker:
         out: list[Chunk] = []
         n_children = 0
         n_parents = 0
+        # Corpus records (BEIR-style JSONL) are passages already: one chunk per record keeps the
+        # retrieval unit the corpus was judged on, unless a record is very long.
+        size = self.settings.record_size if doc.kind == "jsonl" else self.size
         for seg in self._segments(doc):
-            windows = self._windows(seg)
-            for group in self._group(windows):
+            windows = self._windows(seg, size)
+            for group in self._group(windows, max(size, self.settings.parent_size)):
                 pa, pb = group[0][0], group[-1][1]
                 first = seg.section_at(pa)
                 parent_id = f"{doc.doc_id}_{first.locator}_P{n_parents}"
@@ -163,12 +166,12 @@ class Chunker:
 
     # -- windows ----------------------------------------------------------------------------
 
-    def _windows(self, seg: _Segment) -> list[tuple[int, int]]:
+    def _windows(self, seg: _Segment, size: int) -> list[tuple[int, int]]:
         text, n = seg.text, len(seg.text)
         windows: list[tuple[int, int]] = []
         start, prev_end = 0, 0
         while start < n:
-            limit = min(start + self.size, n)
+            limit = min(start + size, n)
             time_limit = self._time_limit(seg, start)
             if time_limit is not None and prev_end < time_limit < limit:
                 end, timed = time_limit, True
@@ -207,11 +210,12 @@ class Chunker:
         word = _WORD_START.search(text, lo - 1, end)
         return word.end() if word else end
 
-    def _group(self, windows: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    @staticmethod
+    def _group(windows: list[tuple[int, int]], parent_size: int) -> list[list[tuple[int, int]]]:
         """Consecutive children of one segment, while their covered text fits ``parent_size``."""
         groups: list[list[tuple[int, int]]] = []
         for window in windows:
-            if groups and window[1] - groups[-1][0][0] <= self.settings.parent_size:
+            if groups and window[1] - groups[-1][0][0] <= parent_size:
                 groups[-1].append(window)
             else:
                 groups.append([window])

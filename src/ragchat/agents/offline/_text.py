@@ -1,0 +1,261 @@
+"""Small text helpers shared by the offline agents: tokens, stems, content words, Markdown
+clean-up, sentence splitting and deterministic variant choice."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ragchat.ingest.text_utils import SENTENCE_END
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+
+
+# Deliberately tiny: function words only, so medical and topical words always count.
+def wordset(text: str) -> frozenset[str]:
+    """A frozenset of the whitespace-separated words of ``text`` (for readable word lists)."""
+    return frozenset(text.split())
+
+
+STOPWORDS = wordset(
+    """a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each either else even
+    ever every for from further get gets got had has have having he her here hers him his how
+    i i'm if in into is it it's its itself just let me might more most much must my no nor not
+    now of off on once only or other our out over own per please same she should so some such
+    than that the their them then there these they this those through to too under until up
+    upon us very was we were what what's when where whether which while who whom whose why will
+    with within without would yet you your yours"""
+)
+
+# Words every question uses; they say little about what it is about.
+GENERIC_WORDS = wordset(
+    """take taking took use using used get give need help make know tell want good bad much
+    many common usual usually normal normally really thing things way ok okay like should
+    best safe well also one two three four five six seven eight nine ten"""
+)
+
+try:  # PyStemmer is a ragchat dependency; keep a crude fallback anyway.
+    import Stemmer
+
+    _STEMMER = Stemmer.Stemmer("english")
+
+    def _stem_impl(word: str) -> str:
+        return str(_STEMMER.stemWord(word))
+
+except ImportError:  # pragma: no cover
+
+    def _stem_impl(word: str) -> str:
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(word) > len(suffix) + 3 and word.endswith(suffix):
+                return word[: -len(suffix)]
+        return word
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _stem_impl(word.lower().replace("’", "'"))
+
+
+WEAK_STEMS = frozenset(stem(w) for w in GENERIC_WORDS)
+
+
+def words(text: str) -> list[str]:
+    """Word tokens (letters, digits, inner apostrophes/hyphens) in their original case."""
+    return [w.strip("'’-") for w in WORD.findall(text) if w.strip("'’-")]
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased non-stopword tokens of 2+ characters (numbers kept: doses matter)."""
+    out = []
+    for w in words(text):
+        low = w.lower().replace("’", "'")
+        if low not in STOPWORDS and (len(low) >= 2 or low.isdigit()):
+            out.append(low)
+    return out
+
+
+def content_stems(text: str) -> set[str]:
+    return {stem(w) for w in content_words(text)}
+
+
+# --- Markdown / sentence handling -------------------------------------------------------
+
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_NUMBERED = re.compile(r"^\s*\d{1,3}[.)]\s+")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__|`)")
+_SINGLE_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
+_TERMINAL = re.compile(r"[.!?:;)\"'”’\]]$")
+
+
+def strip_inline(text: str) -> str:
+    text = _LINK.sub(r"\1", text)
+    text = _EMPHASIS.sub("", text)
+    text = _SINGLE_STAR.sub(r"\1", text)
+    return " ".join(text.split())
+
+
+def is_heading(line: str) -> bool:
+    return bool(_HEADING.match(line))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A sentence of a chunk and the heading it sits under (``""`` when none)."""
+
+    text: str
+    heading: str = ""
+
+    @property
+    def is_question(self) -> bool:
+        return self.text.rstrip().endswith("?")
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines with hard wraps (PDF text) re-joined: a line without closing punctuation followed
+    by one starting in lower case continues the same sentence."""
+    out: list[str] = []
+    for raw in text.replace("\r", "").split("\n"):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        if (
+            out
+            and line.lstrip()[:1].islower()
+            and not _BULLET.match(line)
+            and not is_heading(out[-1])
+            and not _TERMINAL.search(out[-1])
+        ):
+            out[-1] = f"{out[-1]} {line.strip()}"
+        else:
+            out.append(line)
+    return out
+
+
+def _plain_heading(line: str, nxt: str | None, prev: str | None) -> bool:
+    """A short line without closing punctuation that is followed by more text (PDF headings,
+    numbered ones included)."""
+    if nxt is None or _TERMINAL.search(line.strip()) or len(line.split()) > 12:
+        return False
+    if not _BULLET.match(line):
+        return True
+    return (
+        bool(_NUMBERED.match(line))
+        and not _BULLET.match(nxt)
+        and (prev is None or not _BULLET.match(prev))
+    )
+
+
+def segment(text: str) -> list[Piece]:
+    """Readable sentences of a chunk: headings become the ``heading`` of what follows, bullets
+    and emphasis are stripped, a line ending in ":" followed by bullets becomes one sentence
+    ("used for: a, b, c.") or, for long lower-case items, one sentence per item ("The risk is
+    higher if you take ..."), and a fragment cut off at either end of the chunk is dropped."""
+    lines = _logical_lines(text)
+    out: list[Piece] = []
+    heading = ""
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        prev = lines[i - 1] if i > 0 else None
+        i += 1
+        if set(raw.strip()) <= set("-=*_|# "):
+            continue
+        if is_heading(raw) or _plain_heading(raw, nxt, prev):
+            heading = strip_inline(_HEADING.sub("", raw))
+            continue
+        bullet = bool(_BULLET.match(raw))
+        pieces = sentence_pieces(strip_inline(_BULLET.sub("", raw)))
+        if pieces and pieces[-1].endswith(":") and nxt is not None and _BULLET.match(nxt):
+            intro = pieces.pop()
+            if pieces and len(intro.split()) <= 5:  # "Common ones include:" needs its lead-in
+                intro = f"{pieces.pop()} {intro}"
+            items: list[str] = []
+            while i < len(lines) and _BULLET.match(lines[i]):
+                items.append(strip_inline(_BULLET.sub("", lines[i])).rstrip(".;,"))
+                i += 1
+            out.extend(Piece(p, heading) for p in pieces)
+            out.extend(Piece(p, heading) for p in _list_sentences(intro, items))
+            continue
+        for j, piece in enumerate(pieces):
+            last = i == len(lines) and j == len(pieces) - 1
+            if _fragment_start(piece):
+                continue  # the chunk starts mid-sentence (or mid-list)
+            if last and not bullet and not _TERMINAL.search(piece) and out:
+                continue  # the chunk was cut mid-sentence
+            if bullet and not _TERMINAL.search(piece):
+                piece += "."
+            out.append(Piece(piece, heading))
+    return out
+
+
+def _list_sentences(intro: str, items: list[str]) -> list[str]:
+    items = [it for it in items if it]
+    if not items or sum(it.endswith("?") for it in items) * 2 > len(items):
+        return []  # a list of example questions answers nothing
+    if all(len(it.split()) <= 8 for it in items):
+        return [f"{intro} {', '.join(items)}."]
+    lead = intro.rstrip(":").rstrip()
+    out: list[str] = []
+    for it in items:
+        if it[:1].islower():
+            out.append(f"{lead} {it}.")
+        else:
+            out.extend(sentence_pieces(it if _TERMINAL.search(it) else it + "."))
+    return out
+
+
+def _fragment_start(piece: str) -> bool:
+    head = piece.split(maxsplit=1)[0] if piece.split() else ""
+    return head[:1].islower() and head.islower()
+
+
+_SPEAKER = re.compile(r"^[A-Z][\w.'’ -]{0,40}:\s+(?=[A-Z\"“])")
+
+
+def strip_speaker(sentence: str) -> str:
+    """ "Dr. Samuel Okafor: It varies." → "It varies." (transcript turn prefixes)."""
+    return _SPEAKER.sub("", sentence)
+
+
+def split_sentences(text: str, *, speakers: bool = True) -> list[str]:
+    """Sentence texts of ``segment``; ``speakers=False`` drops "Name: " turn prefixes."""
+    out = [p.text for p in segment(text)]
+    return out if speakers else [strip_speaker(s) for s in out]
+
+
+_ABBREVIATIONS = wordset("dr mr mrs ms prof st vs etc e.g i.e approx fig no jr sr")
+
+
+def sentence_pieces(line: str) -> list[str]:
+    """Splits one line at sentence ends, not after "Dr.", "e.g." or initials."""
+    out: list[str] = []
+    start = 0
+    for m in SENTENCE_END.finditer(line):
+        before = line[start : m.start()].split()
+        last = before[-1].lower().rstrip(".") if before else ""
+        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+            continue
+        out.append(line[start : m.end()].strip())
+        start = m.end()
+    rest = line[start:].strip()
+    if rest:
+        out.append(rest)
+    return [p for p in out if p]
+
+
+def choose(options: Sequence[str], *keys: str) -> str:
+    """A deterministic pick (stable across processes, unlike ``hash``)."""
+    digest = hashlib.blake2b("\x1f".join(keys).encode(), digest_size=4).digest()
+    return options[int.from_bytes(digest, "little") % len(options)]
+
+
+def seed(*keys: str) -> int:
+    digest = hashlib.blake2b("\x1f".join(keys).encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "little")

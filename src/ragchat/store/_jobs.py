@@ -1,0 +1,138 @@
+"""Ingestion jobs and long-term memory snippets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from sqlalchemy import delete, select
+
+from ragchat.errors import NotFound
+from ragchat.store._core import SqlCore, new_id
+from ragchat.store.models import IngestionJobRecord, MemoryRecord
+from ragchat.store.rows import JobRow, JobStatus, MemoryRow
+
+
+class JobsMixin(SqlCore):
+    # -- ingestion jobs ------------------------------------------------------------------------
+    def create_job(
+        self, user_id: str, kb: str, total: int | None = None, message: str = ""
+    ) -> JobRow:
+        with self._tx() as s:
+            now = self._now()
+            record = IngestionJobRecord(
+                id=new_id(),
+                user_id=user_id,
+                kb=kb,
+                status="queued",
+                progress=0.0,
+                total=total,
+                done=0,
+                message=message,
+                result=None,
+                created_at=now,
+                updated_at=now,
+            )
+            s.add(record)
+            return _job(record)
+
+    def update_job(
+        self,
+        job_id: str,
+        *,
+        status: JobStatus | None = None,
+        progress: float | None = None,
+        total: int | None = None,
+        done: int | None = None,
+        message: str | None = None,
+        result: Mapping[str, Any] | None = None,
+    ) -> JobRow:
+        with self._tx() as s:
+            record = s.get(IngestionJobRecord, job_id)
+            if record is None:
+                raise NotFound("job not found")
+            if status is not None:
+                record.status = status
+            if progress is not None:
+                record.progress = min(1.0, max(0.0, float(progress)))
+            if total is not None:
+                record.total = total
+            if done is not None:
+                record.done = done
+            if message is not None:
+                record.message = message
+            if result is not None:
+                record.result = dict(result)
+            record.updated_at = self._now()
+            return _job(record)
+
+    def get_job(self, user_id: str, job_id: str) -> JobRow:
+        with self._tx(write=False) as s:
+            record = s.get(IngestionJobRecord, job_id)
+            if record is None or record.user_id != user_id:
+                raise NotFound("job not found")
+            return _job(record)
+
+    def list_jobs(self, user_id: str, limit: int = 50, offset: int = 0) -> list[JobRow]:
+        J = IngestionJobRecord
+        with self._tx(write=False) as s:
+            rows = s.scalars(
+                select(J)
+                .where(J.user_id == user_id)
+                .order_by(J.created_at.desc(), J.id.desc())
+                .limit(limit)
+                .offset(offset)
+            )
+            return [_job(r) for r in rows]
+
+    # -- long-term memory ----------------------------------------------------------------------
+    def add_memory(
+        self,
+        user_id: str,
+        text: str,
+        conversation_id: str | None = None,
+        embedding: bytes | None = None,
+    ) -> MemoryRow:
+        with self._tx() as s:
+            record = MemoryRecord(
+                id=new_id(),
+                user_id=user_id,
+                conversation_id=conversation_id,
+                text=text,
+                embedding=embedding,
+                created_at=self._now(),
+            )
+            s.add(record)
+            return _memory(record)
+
+    def list_memories(self, user_id: str, limit: int | None = None) -> list[MemoryRow]:
+        M = MemoryRecord
+        query = select(M).where(M.user_id == user_id).order_by(M.created_at.desc(), M.id.desc())
+        with self._tx(write=False) as s:
+            return [_memory(r) for r in s.scalars(query.limit(limit))]
+
+    def delete_memories(self, user_id: str) -> int:
+        with self._tx() as s:
+            result = s.execute(delete(MemoryRecord).where(MemoryRecord.user_id == user_id))
+            return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _job(r: IngestionJobRecord) -> JobRow:
+    return JobRow(
+        id=r.id,
+        user_id=r.user_id,
+        kb=r.kb,
+        status=cast(JobStatus, r.status),
+        progress=r.progress,
+        total=r.total,
+        done=r.done,
+        message=r.message,
+        result=None if r.result is None else dict(r.result),
+        created_at=r.created_at,
+        updated_at=r.updated_at,
+    )
+
+
+def _memory(r: MemoryRecord) -> MemoryRow:
+    embedding = None if r.embedding is None else bytes(r.embedding)
+    return MemoryRow(r.id, r.user_id, r.conversation_id, r.text, embedding, r.created_at)

@@ -1,0 +1,199 @@
+"""Messages: strictly ordered per conversation by ``seq``; the database is the only record."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from ragchat.agents.types import Citation, HistoryMessage
+from ragchat.errors import Conflict, NotFound, StoreUnavailable
+from ragchat.store._core import SqlCore, new_id
+from ragchat.store.models import ConversationRecord, MessageRecord
+from ragchat.store.rows import MessageRole, MessageRow, MessageStatus
+
+# Concurrent appends to one conversation may pick the same seq; the loser retries.
+SEQ_RETRIES = 20
+_HISTORY_STATUSES = ("complete", "interrupted")
+
+
+class _SeqTaken(Exception):
+    """Another transaction committed the seq this one picked."""
+
+
+class MessagesMixin(SqlCore):
+    def add_user_message(self, conversation_id: str, content: str) -> MessageRow:
+        return self._append(conversation_id, "user", content, None, "complete")
+
+    def begin_assistant_message(self, conversation_id: str, agent: str | None) -> MessageRow:
+        return self._append(conversation_id, "assistant", "", agent, "streaming")
+
+    def finish_assistant_message(
+        self,
+        message_id: str,
+        content: str,
+        citations: Sequence[Citation | Mapping[str, Any]] = (),
+        metadata: Mapping[str, Any] | None = None,
+        status: MessageStatus = "complete",
+    ) -> MessageRow:
+        if status == "streaming":
+            raise ValueError("a finished message cannot be 'streaming'")
+        cites = [c.to_dict() if isinstance(c, Citation) else dict(c) for c in citations]
+        return self._finish(message_id, content, status, cites, dict(metadata or {}))
+
+    def mark_interrupted(self, message_id: str, partial_content: str) -> MessageRow:
+        return self._finish(message_id, partial_content, "interrupted", None, None)
+
+    def recover_interrupted(self) -> int:
+        with self._tx() as s:
+            result = s.execute(
+                update(MessageRecord)
+                .where(MessageRecord.status == "streaming")
+                .values(status="interrupted", updated_at=self._now())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def list_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        limit: int = 100,
+        before_seq: int | None = None,
+    ) -> list[MessageRow]:
+        M = MessageRecord
+        with self._tx(write=False) as s:
+            conv = s.get(ConversationRecord, conversation_id)
+            if conv is None or conv.user_id != user_id:
+                raise NotFound("conversation not found")
+            query = select(M).where(M.conversation_id == conversation_id)
+            if before_seq is not None:
+                query = query.where(M.seq < before_seq)
+            rows = list(s.scalars(query.order_by(M.seq.desc()).limit(limit)))
+            return [_message(r) for r in reversed(rows)]
+
+    def recent_history(
+        self, conversation_id: str, n_turns: int, before_seq: int | None = None
+    ) -> list[HistoryMessage]:
+        if n_turns <= 0:
+            return []
+        M = MessageRecord
+        query = select(M.role, M.content, M.agent).where(
+            M.conversation_id == conversation_id,
+            M.status.in_(_HISTORY_STATUSES),
+            M.content != "",
+        )
+        if before_seq is not None:
+            query = query.where(M.seq < before_seq)
+        with self._tx(write=False) as s:
+            rows = list(s.execute(query.order_by(M.seq.desc()).limit(2 * n_turns)))
+        return [
+            HistoryMessage(role=cast(MessageRole, role), content=content, agent=agent)
+            for role, content, agent in reversed(rows)
+        ]
+
+    # -- internals -----------------------------------------------------------------------------
+    def _append(
+        self,
+        conversation_id: str,
+        role: MessageRole,
+        content: str,
+        agent: str | None,
+        status: MessageStatus,
+    ) -> MessageRow:
+        for attempt in range(SEQ_RETRIES):
+            try:
+                with self._tx() as s:
+                    return self._insert(s, conversation_id, role, content, agent, status)
+            except _SeqTaken:
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+        raise StoreUnavailable(f"could not append to conversation after {SEQ_RETRIES} tries")
+
+    def _insert(
+        self,
+        s: Session,
+        conversation_id: str,
+        role: MessageRole,
+        content: str,
+        agent: str | None,
+        status: MessageStatus,
+    ) -> MessageRow:
+        # The row lock queues appends to one conversation on Postgres (SQLite: BEGIN IMMEDIATE);
+        # UNIQUE(conversation_id, seq) and the retry in ``_append`` remain the safety net.
+        conv = s.get(ConversationRecord, conversation_id, with_for_update=True)
+        if conv is None:
+            raise NotFound("conversation not found")
+        if role == "user" and conv.status != "active":
+            raise Conflict("conversation is closed")
+        seq = self._next_seq(s, conv.id)
+        now = self._now()
+        record = MessageRecord(
+            id=new_id(),
+            conversation_id=conv.id,
+            seq=seq,
+            role=role,
+            content=content,
+            agent=agent,
+            citations=[],
+            metadata_={},
+            status=status,
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(record)
+        try:
+            s.flush()
+        except sa_exc.IntegrityError as exc:
+            raise _SeqTaken() from exc
+        conv.updated_at = conv.last_activity_at = now
+        return _message(record)
+
+    def _next_seq(self, s: Session, conversation_id: str) -> int:
+        M = MessageRecord
+        query = select(func.coalesce(func.max(M.seq), 0) + 1)
+        return int(s.scalar(query.where(M.conversation_id == conversation_id)) or 1)
+
+    def _finish(
+        self,
+        message_id: str,
+        content: str,
+        status: MessageStatus,
+        citations: list[dict[str, Any]] | None,
+        metadata: dict[str, Any] | None,
+    ) -> MessageRow:
+        with self._tx() as s:
+            record = s.get(MessageRecord, message_id)
+            if record is None:
+                raise NotFound("message not found")
+            if record.status != "streaming":
+                raise Conflict(f"message is already {record.status}")
+            now = self._now()
+            record.content, record.status, record.updated_at = content, status, now
+            if citations is not None:
+                record.citations = citations
+            if metadata is not None:
+                record.metadata_ = metadata
+            conv = s.get(ConversationRecord, record.conversation_id)
+            if conv is not None:
+                conv.updated_at = conv.last_activity_at = now
+            return _message(record)
+
+
+def _message(r: MessageRecord) -> MessageRow:
+    return MessageRow(
+        id=r.id,
+        conversation_id=r.conversation_id,
+        seq=r.seq,
+        role=cast(MessageRole, r.role),
+        content=r.content,
+        agent=r.agent,
+        status=cast(MessageStatus, r.status),
+        created_at=r.created_at,
+        updated_at=r.updated_at,
+        citations=list(r.citations or []),
+        metadata=dict(r.metadata_ or {}),
+    )

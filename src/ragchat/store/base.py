@@ -1,0 +1,191 @@
+"""The repository contract the API codes against; ``sql.SqlStore`` implements all of it.
+
+Errors: ``NotFound`` (missing *or* owned by another user: one error, so ids leak nothing),
+``Conflict`` (the write clashes with stored state), ``StoreUnavailable`` (database down)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from ragchat.agents.types import Citation, HistoryMessage
+from ragchat.store.rows import (
+    ApiKeyRow,
+    ConversationRow,
+    JobRow,
+    JobStatus,
+    MemoryRow,
+    MessageRow,
+    MessageStatus,
+    User,
+    UserKind,
+)
+
+CitationLike = Citation | Mapping[str, Any]
+
+
+class UserRepository(Protocol):
+    def ensure_user(
+        self,
+        user_id: str | None = None,
+        *,
+        kind: UserKind = "anonymous",
+        display_name: str | None = None,
+    ) -> User:
+        """The user with this id, created if missing (a new uuid when ``user_id`` is None)."""
+        ...
+
+    def get_user(self, user_id: str) -> User: ...
+
+    def touch_user(self, user_id: str) -> None:
+        """Sets ``last_seen_at`` to now."""
+        ...
+
+    def create_api_key(self, user_id: str, name: str) -> tuple[ApiKeyRow, str]:
+        """A new key and its secret ("rc_…"), returned once: only its sha256 is stored."""
+        ...
+
+    def user_for_api_key(self, secret: str) -> str | None:
+        """The owner of a live (not revoked) key, else None."""
+        ...
+
+    def list_api_keys(self, user_id: str) -> list[ApiKeyRow]: ...
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> None: ...
+
+
+class ConversationRepository(Protocol):
+    def create_conversation(
+        self, user_id: str, title: str | None = None, conversation_id: str | None = None
+    ) -> ConversationRow: ...
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
+
+    def list_conversations(
+        self, user_id: str, limit: int = 50, offset: int = 0
+    ) -> list[ConversationRow]:
+        """Newest first (``updated_at``, then id)."""
+        ...
+
+    def rename(self, user_id: str, conversation_id: str, title: str) -> ConversationRow: ...
+
+    def set_assigned_agent(
+        self, user_id: str, conversation_id: str, agent: str | None
+    ) -> ConversationRow: ...
+
+    def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
+
+    def delete_conversation(self, user_id: str, conversation_id: str) -> None:
+        """Deletes it with its messages and the memories taken from it."""
+        ...
+
+    def expire_idle(self, now: datetime, ttl: timedelta) -> list[str]:
+        """Closes active conversations idle for longer than ``ttl`` (or past ``expires_at``);
+        returns their ids."""
+        ...
+
+
+class MessageRepository(Protocol):
+    """Messages of a conversation, in ``seq`` order. Callers check ownership first with
+    ``get_conversation``; these take ids the API has already authorised."""
+
+    def add_user_message(self, conversation_id: str, content: str) -> MessageRow:
+        """Committed before returning; ``Conflict`` if the conversation is closed."""
+        ...
+
+    def begin_assistant_message(self, conversation_id: str, agent: str | None) -> MessageRow:
+        """An empty assistant message in status "streaming"."""
+        ...
+
+    def finish_assistant_message(
+        self,
+        message_id: str,
+        content: str,
+        citations: Sequence[CitationLike] = (),
+        metadata: Mapping[str, Any] | None = None,
+        status: MessageStatus = "complete",
+    ) -> MessageRow:
+        """Finalises a "streaming" message; ``Conflict`` if it is no longer streaming."""
+        ...
+
+    def mark_interrupted(self, message_id: str, partial_content: str) -> MessageRow: ...
+
+    def recover_interrupted(self) -> int:
+        """At startup: every message still "streaming" becomes "interrupted"; returns how many."""
+        ...
+
+    def list_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        limit: int = 100,
+        before_seq: int | None = None,
+    ) -> list[MessageRow]:
+        """The last ``limit`` messages before ``before_seq``, oldest first."""
+        ...
+
+    def recent_history(
+        self, conversation_id: str, n_turns: int, before_seq: int | None = None
+    ) -> list[HistoryMessage]:
+        """The last ``2 * n_turns`` complete or interrupted, non-empty messages, oldest first."""
+        ...
+
+
+class JobRepository(Protocol):
+    def create_job(
+        self, user_id: str, kb: str, total: int | None = None, message: str = ""
+    ) -> JobRow: ...
+
+    def update_job(
+        self,
+        job_id: str,
+        *,
+        status: JobStatus | None = None,
+        progress: float | None = None,
+        total: int | None = None,
+        done: int | None = None,
+        message: str | None = None,
+        result: Mapping[str, Any] | None = None,
+    ) -> JobRow:
+        """Worker-side update (no owner check); only the given fields change."""
+        ...
+
+    def get_job(self, user_id: str, job_id: str) -> JobRow: ...
+
+    def list_jobs(self, user_id: str, limit: int = 50, offset: int = 0) -> list[JobRow]:
+        """Newest first."""
+        ...
+
+
+class MemoryRepository(Protocol):
+    def add_memory(
+        self,
+        user_id: str,
+        text: str,
+        conversation_id: str | None = None,
+        embedding: bytes | None = None,
+    ) -> MemoryRow: ...
+
+    def list_memories(self, user_id: str, limit: int | None = None) -> list[MemoryRow]:
+        """Newest first."""
+        ...
+
+    def delete_memories(self, user_id: str) -> int:
+        """Forgets everything about the user's past conversations; returns how many."""
+        ...
+
+
+class Store(
+    UserRepository,
+    ConversationRepository,
+    MessageRepository,
+    JobRepository,
+    MemoryRepository,
+    Protocol,
+):
+    def cleanup(self, now: datetime | None = None) -> list[str]:
+        """Periodic housekeeping: ``expire_idle`` with the configured TTL."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,250 @@
+"""``SqlStore``: the repository contract over SQLAlchemy (SQLite or Postgres, same code)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import cast
+
+from sqlalchemy import Engine, delete, or_, select, update
+from sqlalchemy.orm import Session
+
+from ragchat.errors import Conflict, NotFound
+from ragchat.store._core import Clock, SqlCore, new_id, utcnow
+from ragchat.store._jobs import JobsMixin
+from ragchat.store._messages import MessagesMixin
+from ragchat.store.models import ApiKeyRecord, ConversationRecord, UserRecord
+from ragchat.store.rows import ApiKeyRow, ConversationRow, ConversationStatus, User, UserKind
+
+API_KEY_PREFIX = "rc_"
+# ``last_used_at`` is written at most this often per key, so authentication stays a read.
+_KEY_TOUCH_INTERVAL = timedelta(minutes=1)
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class SqlStore(MessagesMixin, JobsMixin, SqlCore):
+    """All repositories over one engine. ``session_ttl`` is what ``cleanup`` expires with."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        session_ttl: timedelta = timedelta(hours=24),
+        clock: Clock = utcnow,
+    ) -> None:
+        super().__init__(engine, clock=clock)
+        self.session_ttl = session_ttl
+
+    # -- users ---------------------------------------------------------------------------------
+    def ensure_user(
+        self,
+        user_id: str | None = None,
+        *,
+        kind: UserKind = "anonymous",
+        display_name: str | None = None,
+    ) -> User:
+        user_id = user_id or new_id()
+        with self._tx(write=False) as s:
+            found = s.get(UserRecord, user_id)
+            if found is not None:
+                return _user(found)
+        try:
+            with self._tx() as s:
+                now = self._now()
+                record = UserRecord(
+                    id=user_id,
+                    kind=kind,
+                    display_name=display_name,
+                    created_at=now,
+                    last_seen_at=now,
+                )
+                s.add(record)
+                return _user(record)
+        except Conflict:  # created concurrently by another request
+            return self.get_user(user_id)
+
+    def get_user(self, user_id: str) -> User:
+        with self._tx(write=False) as s:
+            return _user(_get_user(s, user_id))
+
+    def touch_user(self, user_id: str) -> None:
+        with self._tx() as s:
+            _get_user(s, user_id).last_seen_at = self._now()
+
+    # -- API keys ------------------------------------------------------------------------------
+    def create_api_key(self, user_id: str, name: str) -> tuple[ApiKeyRow, str]:
+        secret = API_KEY_PREFIX + secrets.token_urlsafe(32)
+        with self._tx() as s:
+            _get_user(s, user_id)
+            record = ApiKeyRecord(
+                id=new_id(),
+                user_id=user_id,
+                name=name,
+                key_hash=hash_secret(secret),
+                prefix=secret[:8],
+                created_at=self._now(),
+                last_used_at=None,
+                revoked_at=None,
+            )
+            s.add(record)
+            return _api_key(record), secret
+
+    def user_for_api_key(self, secret: str) -> str | None:
+        digest = hash_secret(secret)
+        with self._tx(write=False) as s:
+            record = s.scalar(select(ApiKeyRecord).where(ApiKeyRecord.key_hash == digest))
+            if record is None or record.revoked_at is not None:
+                return None
+            if not secrets.compare_digest(record.key_hash, digest):
+                return None
+            user_id, last_used = record.user_id, record.last_used_at
+        now = self._now()
+        if last_used is None or now - last_used >= _KEY_TOUCH_INTERVAL:
+            with self._tx() as s:
+                s.execute(
+                    update(ApiKeyRecord)
+                    .where(ApiKeyRecord.key_hash == digest)
+                    .values(last_used_at=now)
+                )
+        return user_id
+
+    def list_api_keys(self, user_id: str) -> list[ApiKeyRow]:
+        with self._tx(write=False) as s:
+            rows = s.scalars(
+                select(ApiKeyRecord)
+                .where(ApiKeyRecord.user_id == user_id)
+                .order_by(ApiKeyRecord.created_at, ApiKeyRecord.id)
+            )
+            return [_api_key(r) for r in rows]
+
+    def revoke_api_key(self, user_id: str, key_id: str) -> None:
+        with self._tx() as s:
+            record = s.get(ApiKeyRecord, key_id)
+            if record is None or record.user_id != user_id:
+                raise NotFound("API key not found")
+            if record.revoked_at is None:
+                record.revoked_at = self._now()
+
+    # -- conversations -------------------------------------------------------------------------
+    def create_conversation(
+        self, user_id: str, title: str | None = None, conversation_id: str | None = None
+    ) -> ConversationRow:
+        with self._tx() as s:
+            _get_user(s, user_id)
+            if conversation_id and s.get(ConversationRecord, conversation_id) is not None:
+                raise Conflict("conversation id already exists")
+            now = self._now()
+            record = ConversationRecord(
+                id=conversation_id or new_id(),
+                user_id=user_id,
+                title=title,
+                assigned_agent=None,
+                status="active",
+                created_at=now,
+                updated_at=now,
+                last_activity_at=now,
+                expires_at=None,
+            )
+            s.add(record)
+            return _conversation(record)
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:
+        with self._tx(write=False) as s:
+            return _conversation(_owned(s, user_id, conversation_id))
+
+    def list_conversations(
+        self, user_id: str, limit: int = 50, offset: int = 0
+    ) -> list[ConversationRow]:
+        C = ConversationRecord
+        with self._tx(write=False) as s:
+            rows = s.scalars(
+                select(C)
+                .where(C.user_id == user_id)
+                .order_by(C.updated_at.desc(), C.id.desc())
+                .limit(limit)
+                .offset(offset)
+            )
+            return [_conversation(r) for r in rows]
+
+    def rename(self, user_id: str, conversation_id: str, title: str) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            record.title, record.updated_at = title, self._now()
+            return _conversation(record)
+
+    def set_assigned_agent(
+        self, user_id: str, conversation_id: str, agent: str | None
+    ) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            record.assigned_agent, record.updated_at = agent, self._now()
+            return _conversation(record)
+
+    def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            if record.status != "closed":
+                record.status, record.updated_at = "closed", self._now()
+            return _conversation(record)
+
+    def delete_conversation(self, user_id: str, conversation_id: str) -> None:
+        with self._tx() as s:
+            _owned(s, user_id, conversation_id)
+            s.execute(delete(ConversationRecord).where(ConversationRecord.id == conversation_id))
+
+    # -- sessions ------------------------------------------------------------------------------
+    def expire_idle(self, now: datetime, ttl: timedelta) -> list[str]:
+        C = ConversationRecord
+        idle = or_(C.last_activity_at < now - ttl, C.expires_at <= now)
+        with self._tx() as s:
+            ids = list(s.scalars(select(C.id).where(C.status == "active", idle).order_by(C.id)))
+            if ids:
+                s.execute(
+                    update(C)
+                    .where(C.id.in_(ids), C.status == "active")
+                    .values(status="closed", updated_at=now)
+                )
+            return ids
+
+    def cleanup(self, now: datetime | None = None) -> list[str]:
+        return self.expire_idle(now or self._now(), self.session_ttl)
+
+
+def _get_user(s: Session, user_id: str) -> UserRecord:
+    record = s.get(UserRecord, user_id)
+    if record is None:
+        raise NotFound("user not found")
+    return record
+
+
+def _owned(s: Session, user_id: str, conversation_id: str) -> ConversationRecord:
+    record = s.get(ConversationRecord, conversation_id)
+    if record is None or record.user_id != user_id:
+        raise NotFound("conversation not found")
+    return record
+
+
+def _user(r: UserRecord) -> User:
+    return User(r.id, cast(UserKind, r.kind), r.display_name, r.created_at, r.last_seen_at)
+
+
+def _api_key(r: ApiKeyRecord) -> ApiKeyRow:
+    return ApiKeyRow(r.id, r.user_id, r.name, r.prefix, r.created_at, r.last_used_at, r.revoked_at)
+
+
+def _conversation(r: ConversationRecord) -> ConversationRow:
+    return ConversationRow(
+        id=r.id,
+        user_id=r.user_id,
+        title=r.title,
+        assigned_agent=r.assigned_agent,
+        status=cast(ConversationStatus, r.status),
+        created_at=r.created_at,
+        updated_at=r.updated_at,
+        last_activity_at=r.last_activity_at,
+        expires_at=r.expires_at,
+    )
