@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragchat import errors
+from ragchat.agents.chat_cli import chat_app
 from ragchat.eval.cli import eval_app
 from ragchat.settings import Settings
 
@@ -29,6 +30,7 @@ app = typer.Typer(
 kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
+app.add_typer(chat_app, name="chat")
 console = Console()
 err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])

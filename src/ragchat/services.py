@@ -14,7 +14,7 @@ from ragchat.settings import Settings
 log = logging.getLogger(__name__)
 
 SAMPLE_KB_DIR = Path(__file__).parent / "sample_kb"
-SAMPLE_KBS = ("medical", "parenting", "textbook")
+SAMPLE_KBS = ("medical", "parenting", "textbook", "companion")
 
 
 def embedder(settings: Settings) -> Embedder:

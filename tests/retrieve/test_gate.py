@@ -124,3 +124,20 @@ def test_selected_text_optional_gate_and_validation(kb: KnowledgeBase) -> None:
         retrieve_from_text(kb.embedder, "bees", "  ")
     with pytest.raises(RetrievalError):
         retrieve_from_text(kb.embedder, "", PASSAGE)
+
+
+def test_relevance_looks_past_a_weak_first_hit() -> None:
+    from ragchat.retrieve.gate import top_relevance
+    from ragchat.types import Chunk, Hit
+
+    class Scores:
+        def dense_scores(self, query_vec: Any, chunk_ids: list[str]) -> list[float]:
+            table = {"weak": 0.2, "strong": 0.6, "third": 0.3, "fourth": 0.9}
+            return [table[c] for c in chunk_ids]
+
+    hits = [
+        Hit(Chunk(c, "d", "t", i), 1.0) for i, c in enumerate(["weak", "strong", "third", "fourth"])
+    ]
+    assert top_relevance(Scores(), np.zeros(2), hits) == pytest.approx(0.6)  # type: ignore[arg-type]
+    assert top_relevance(Scores(), np.zeros(2), hits, window=1) == pytest.approx(0.2)  # type: ignore[arg-type]
+    assert refuses(0.6, True, 0.3) is False

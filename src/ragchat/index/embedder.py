@@ -61,6 +61,9 @@ class SentenceTransformerEmbedder:
                 f"cannot load embedding model {config.model!r}{hint}: {exc}"
             ) from exc
         self._model.max_seq_length = config.max_seq_length
+        # One process shares one model across threads (API worker threads, safety checks);
+        # the tokenizer and torch module are not safe to call concurrently.
+        self._lock = threading.Lock()
         dim = (
             self._model.get_embedding_dimension()
             if hasattr(self._model, "get_embedding_dimension")
@@ -76,21 +79,23 @@ class SentenceTransformerEmbedder:
         # Length-sorted batches waste less padding; results are put back in input order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         sorted_texts = [texts[i] for i in order]
-        vectors = self._model.encode(
-            sorted_texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        with self._lock:
+            vectors = self._model.encode(
+                sorted_texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=progress,
+            )
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         out[np.asarray(order)] = vectors
         return out
 
     def embed_query(self, text: str) -> Vector:
-        vec = self._model.encode(
-            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
+        with self._lock:
+            vec = self._model.encode(
+                [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
         return np.asarray(vec[0], dtype=np.float32)
 
 

@@ -1,7 +1,10 @@
 """Confidence of a retrieval: the relevance gate and adaptive top-k.
 
-Relevance is the cosine of the query with the best-ranked hit, whatever mode ranked it: BM25
-and fused scores have no absolute scale, a cosine does, so one threshold works for every mode.
+Relevance is the best cosine of the query among the first few ranked hits, whatever mode
+ranked them: BM25 and fused scores have no absolute scale, a cosine does, so one threshold works
+for every mode. Looking at a few hits rather than only the first keeps a lexically strong but
+semantically weak first hit (a "review questions" list, say) from refusing a question that the
+second hit answers well.
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ DEFAULT_HIGH = 0.6
 DEFAULT_LOW = 0.4
 K_WHEN_HIGH = 3
 K_WHEN_LOW = 7
+GATE_WINDOW = 3
 
 
-def top_relevance(kb: SearchableKB, query_vec: Vector, hits: Sequence[Hit]) -> float:
-    """Cosine of the query with ``hits[0]`` (0.0 when there are no hits)."""
+def top_relevance(
+    kb: SearchableKB, query_vec: Vector, hits: Sequence[Hit], window: int = GATE_WINDOW
+) -> float:
+    """Best cosine of the query with the first ``window`` hits (0.0 when there are none)."""
     if not hits:
         return 0.0
-    scores = kb.dense_scores(query_vec, [hits[0].chunk.chunk_id])
-    return float(scores[0]) if scores else 0.0
+    scores = kb.dense_scores(query_vec, [h.chunk.chunk_id for h in hits[:window]])
+    return float(max(scores)) if scores else 0.0
 
 
 def refuses(relevance: float, has_hits: bool, threshold: float | None) -> bool:

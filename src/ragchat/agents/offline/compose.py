@@ -12,7 +12,12 @@ Score of a candidate sentence::
 first reply, fading over ``QUESTION_REACH`` sentences) or else "doc title; heading path"
 (``w`` = ``W_CONTEXT``): it resolves "it"/"Common ones include" sentences to their topic.
 ``overlap`` is stemmed content-word coverage of the query (generic words count
-``WEAK_WEIGHT``) plus a little Jaccard. Speaker prefixes are ignored for scoring. At most
+``WEAK_WEIGHT``) plus a little Jaccard. Questions about a quantity ("how much", "dose",
+"maximum") add ``NUMERIC_BONUS`` to sentences that contain a number. Topic focus: when the question names a topic
+(``reformulate.topic``: "acetaminophen", "melatonin") and some hits mention it in their title,
+headings or text, only those hits are quoted, so an answer about one medicine does not borrow
+sentences about another; when no hit mentions a specific topic word (six letters or more),
+the documents do not cover the question and the answer is NO_ANSWER. Speaker prefixes are ignored for scoring. At most
 ``max_embedded`` candidates (shortlisted by overlap, matched-child sentences and hit rank) are
 embedded, together with their contextualised forms, in ONE ``embed_documents`` call.
 
@@ -39,6 +44,7 @@ from ragchat.agents.offline._text import (
     strip_speaker,
     words,
 )
+from ragchat.agents.offline.reformulate import topic
 from ragchat.agents.types import Citation, citation_from_hit
 from ragchat.index.base import Embedder
 from ragchat.types import Hit
@@ -66,6 +72,15 @@ _FILLER = re.compile(
 )
 W_CONTEXT = 0.5
 QUESTION_REACH = 3
+# "How much / how many / what dose" questions are answered by sentences with numbers in them.
+_QUANTITY = re.compile(
+    r"\b(how (much|many|long|often|old)|dose|dosage|maximum|minimum|limit|amount|number of)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
+)
+NUMERIC_BONUS = 0.08
 
 
 @dataclass
@@ -104,12 +119,33 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _candidates(hits: Sequence[Hit]) -> list[_Candidate]:
+def _hit_stems(hit: Hit) -> set[str]:
+    md = hit.chunk.metadata
+    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+    title = str(md.get("doc_title") or md.get("title") or "")
+    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
+
+
+def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
+    """(ranks of hits on the question's topic or None for all, whether the topic is missing
+    from every hit). See the module docstring."""
+    focus = {s for s in content_stems(topic(query)) if s not in WEAK_STEMS}
+    if not focus:
+        return None, False
+    on_topic = {i for i, hit in enumerate(hits) if focus & _hit_stems(hit)}
+    if not on_topic:
+        return None, any(len(s) >= 6 for s in focus)
+    return on_topic, False
+
+
+def _candidates(hits: Sequence[Hit], allowed: set[int] | None = None) -> list[_Candidate]:
     """Answer-like sentences of every hit, each with its context: the question just before it
     (a host's question in a transcript, an FAQ entry) or else "doc title; heading"."""
     seen: set[str] = set()
     out: list[_Candidate] = []
     for rank, hit in enumerate(hits):
+        if allowed is not None and rank not in allowed:
+            continue
         md = hit.chunk.metadata
         title = str(md.get("doc_title") or md.get("title") or "")
         fallback = str(md.get("heading") or "")
@@ -213,7 +249,10 @@ def compose_answer(
     docstring for the scoring; deterministic for a deterministic embedder."""
     if no_answer or not hits or max_sentences < 1:
         return _no_answer(no_answer_message, hits)
-    cands = _candidates(hits)
+    allowed, uncovered = _focus(query, hits)
+    if uncovered:
+        return _no_answer(no_answer_message, hits)
+    cands = _candidates(hits, allowed)
     if not cands:
         return _no_answer(no_answer_message, hits)
 
@@ -229,6 +268,7 @@ def compose_answer(
     ctx_dense = dense.copy()
     ctx_dense[with_ctx] = vecs[len(cands) :] @ query_vec
     stems = [content_stems(t) for t in plain]
+    wants_number = bool(_QUANTITY.search(query))
     for i, c in enumerate(cands):
         lex = _overlap(q_stems, stems[i])
         lex_ctx = _overlap(q_stems, stems[i] | content_stems(c.label)) if c.label else lex
@@ -236,6 +276,8 @@ def compose_answer(
         cos = (1 - w) * float(dense[i]) + w * float(ctx_dense[i])
         c.lexical = (1 - w) * lex + w * lex_ctx
         c.score = W_DENSE * cos + W_LEXICAL * c.lexical + RANK_BONUS / (c.hit_rank + 1)
+        if wants_number and _NUMBER.search(plain[i]):
+            c.score += NUMERIC_BONUS
 
     ranking = sorted(range(len(cands)), key=lambda i: (-cands[i].score, i))
     best = cands[ranking[0]].score

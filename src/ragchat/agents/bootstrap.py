@@ -1,0 +1,82 @@
+"""Start-up helpers shared by ``ragchat chat`` and the server: which agent config to use, and
+ingesting the configured knowledge bases whose files are new or changed."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragchat.agents.config import (
+    AgentConfig,
+    AppConfig,
+    KnowledgeBaseConfig,
+    load_config,
+)
+from ragchat.index.base import Embedder
+from ragchat.index.ingestion import IngestReport, ingest_paths
+from ragchat.index.kb import KnowledgeBase
+from ragchat.ingest.chunking import Chunker
+from ragchat.services import SAMPLE_KB_DIR
+from ragchat.settings import Settings
+
+log = logging.getLogger(__name__)
+SAMPLE = "sample"
+_CONFIG_SUFFIXES = (".toml", ".yaml", ".yml")
+
+
+def resolve_config(kb_or_config: str | None, settings: Settings) -> AppConfig:
+    """``"sample"``/``None`` → ``settings.config_file`` or the bundled default; a config file
+    path → that file; anything else → one ``rag`` agent over that ingested knowledge base."""
+    if kb_or_config in (None, "", SAMPLE):
+        return load_config(settings.config_file)
+    assert kb_or_config is not None
+    path = Path(kb_or_config).expanduser()
+    if path.suffix in _CONFIG_SUFFIXES or path.is_file():
+        return load_config(path)
+    return AppConfig(
+        knowledge_bases={kb_or_config: KnowledgeBaseConfig()},
+        agents={
+            "assistant": AgentConfig(
+                kind="rag",
+                knowledge_base=kb_or_config,
+                description=f"Answers questions from the {kb_or_config} knowledge base.",
+            )
+        },
+    )
+
+
+@dataclass(frozen=True)
+class IngestedKB:
+    name: str
+    report: IngestReport
+
+    @property
+    def changed(self) -> bool:
+        r = self.report
+        return bool(r.added_files or r.replaced_files or r.errors)
+
+
+def ensure_knowledge_bases(
+    settings: Settings, app_config: AppConfig, embedder: Embedder
+) -> list[IngestedKB]:
+    """Ingests every configured knowledge base's sources (files unchanged since the last run
+    are only hashed, so this is cheap when nothing changed). KBs without sources are left to
+    ``ragchat ingest``."""
+    out = []
+    for name, kb_config in app_config.knowledge_bases.items():
+        if not kb_config.sources:
+            continue
+        paths = [p for p in app_config.source_paths(name, SAMPLE_KB_DIR) if p.exists()]
+        if not paths:
+            log.warning("knowledge base %s: none of its sources exist", name)
+            continue
+        kb = KnowledgeBase.open_or_create(
+            settings.kb_root, name, embedder, chunking=settings.chunking.model_dump()
+        )
+        try:
+            report = ingest_paths(kb, paths, Chunker(settings.chunking))
+        finally:
+            kb.close()
+        out.append(IngestedKB(name, report))
+    return out

@@ -1,0 +1,24 @@
+"""Prompts of the conversational_rag agent; override by key in ``[agents.NAME.prompts]``."""
+
+REFORMULATE = """Rewrite the user's latest message as a standalone question that can be
+understood without the conversation (replace "it", "that", "she" with what they refer to).
+If it is already standalone, return it unchanged. Reply with the question only."""
+
+CLASSIFY = """Classify the user's request for an assistant about: {description}
+Intents:
+- information: a question the knowledge base can answer
+- clarification: too vague or ambiguous to answer without asking what they mean
+{intents}
+Reply with JSON: {"intent": "<one intent name>", "confidence": 0..1, "reasoning": "..."}"""
+
+CLARIFY = """You help with: {description}
+The user's request is too vague to answer. Ask ONE short, friendly clarifying question that
+would let you find the right information. Do not answer yet."""
+
+SYSTEM = """You answer questions using ONLY the numbered sources below: {description}
+Rules:
+- Cite every fact with the number of its source in square brackets, like [1] or [2].
+- For transcript sources, mention who said it when that matters.
+- Do not use outside knowledge; do not guess.
+- If the sources do not answer the question, reply with exactly NO_ANSWER.
+- Be warm and concise: a short paragraph or a few bullet points."""

@@ -1,0 +1,90 @@
+"""The conversational-RAG agent (parenting): reformulated follow-ups, intents (information,
+clarification, template) and the scripted-model path."""
+
+from __future__ import annotations
+
+from ragchat.agents.conversational_rag.state import IntentChoice
+from ragchat.agents.engine import ChatEngine
+from ragchat.llm.fake import ScriptedChatModel
+
+from ..helpers import Chat, EngineFactory, run, texts
+
+PROVIDER = (
+    "I can't search for providers, but your pediatrician's office, your health insurer's "
+    "directory or a local parenting helpline can point you to someone nearby."
+)
+
+
+def test_answers_with_citations_and_reports_the_standalone_query(engine: ChatEngine) -> None:
+    result = run(Chat(engine).say("How much sleep does a two-year-old need?"))
+    md = result.metadata
+    assert result.agent == "parenting" and not result.no_answer
+    assert md["reformulated_query"] == "How much sleep does a two-year-old need?"
+    assert md["intent"]["intent"] == "information" and md["intent"]["classifier"] == "embedding"
+    assert result.citations and {c.chunk_id for c in result.citations} <= set(
+        md["gate"]["chunk_ids"]
+    )
+    assert "hours" in texts(result)
+
+
+def test_follow_up_is_reformulated_before_retrieval(engine: ChatEngine) -> None:
+    chat = Chat(engine)
+    run(chat.say("What is the difference between nightmares and night terrors?"))
+    result = run(chat.say("how common are they?"))
+    assert result.agent == "parenting"
+    query = result.metadata["reformulated_query"]
+    assert query != "how common are they?" and "terror" in query.lower()
+
+
+def test_template_intent_answers_from_the_template(engine: ChatEngine) -> None:
+    result = run(Chat(engine).say("Can you recommend a pediatrician near me?", agent="parenting"))
+    assert result.reply == PROVIDER and result.citations == []
+    assert result.metadata["intent"]["intent"] == "find_provider"
+    assert result.metadata["template"] == "find_provider"
+    assert "parenting.retrieve" not in result.metadata["timings"]
+
+
+def test_scripted_model_reformulates_classifies_and_answers(make_engine: EngineFactory) -> None:
+    model = ScriptedChatModel(
+        [
+            "When do toddlers drop from two naps to one?",
+            IntentChoice(intent="information", confidence=0.8, reasoning="a sleep question"),
+            "Most drop to one nap between 15 and 18 months [1].",
+        ]
+    )
+    chat = Chat(make_engine(chat_model=model))
+    chat.conversation.assigned_agent = "parenting"
+    chat.conversation.history = [
+        *chat.conversation.history,
+        *Chat.pair("How many naps does a toddler take?", "Usually two."),
+    ]
+    result = run(chat.say("and when do they drop one?"))
+    md = result.metadata
+    assert md["reformulated_query"] == "When do toddlers drop from two naps to one?"
+    assert md["intent"] == {
+        "intent": "information",
+        "confidence": 0.8,
+        "reasoning": "a sleep question",
+        "classifier": "llm",
+    }
+    assert result.reply == "Most drop to one nap between 15 and 18 months [1]."
+    assert result.citations[0].chunk_id == md["gate"]["chunk_ids"][0]
+    assert "How many naps" in model.requests[0][0][-1].content  # the history was used
+
+
+def test_scripted_clarification_and_unknown_intent_fallback(make_engine: EngineFactory) -> None:
+    model = ScriptedChatModel(
+        [
+            IntentChoice(intent="clarification", confidence=0.7),
+            "Do you mean naps or night-time sleep?",
+            IntentChoice(intent="weather", confidence=0.9),  # not an intent: offline fallback
+        ]
+    )
+    chat = Chat(make_engine(chat_model=model))
+    result = run(chat.say("sleep?", agent="parenting"))
+    assert result.reply == "Do you mean naps or night-time sleep?"
+    assert result.metadata["clarifying_question"] is True and result.citations == []
+    chat2 = Chat(make_engine(chat_model=model))
+    result = run(chat2.say("Find me a child sleep consultant in my area", agent="parenting"))
+    assert result.metadata["intent"]["classifier"] == "embedding"
+    assert result.reply == PROVIDER

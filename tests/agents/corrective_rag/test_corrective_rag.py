@@ -1,0 +1,126 @@
+"""The corrective-RAG agent (medical): grading, rewrite-and-retry, the confidence formula,
+the insufficient-information reply, and the same loop with a scripted model."""
+
+from __future__ import annotations
+
+from statistics import fmean
+
+import pytest
+
+from ragchat.agents.config import AgentConfig, AppConfig
+from ragchat.agents.corrective_rag.nodes import confidence
+from ragchat.agents.corrective_rag.state import Decision, Grades
+from ragchat.agents.engine import ChatEngine
+from ragchat.llm.fake import ScriptedChatModel
+
+from ..helpers import Chat, EngineFactory, run, texts
+
+IBUPROFEN = "What are the side effects of ibuprofen?"
+
+
+def test_confidence_formula() -> None:
+    assert confidence([]) == 0.0
+    assert confidence([0.9, 0.8]) == pytest.approx(0.7 * 0.85 + 0.3 * 2 / 3, abs=1e-4)
+    assert confidence([0.7, 0.7, 0.7, 0.7]) == pytest.approx(0.79)
+
+
+def test_grades_and_answers_with_citations_and_disclaimer(engine: ChatEngine) -> None:
+    result = run(Chat(engine).say(IBUPROFEN))
+    md = result.metadata
+    assert result.agent == "medical" and not result.no_answer
+    assert md["retrieval_attempts"] == 1 and "rewritten_queries" not in md
+    assert [g["chunk_id"] for g in md["grades"]] == md["gate"]["chunk_ids"]
+    kept = [g["score"] for g in md["grades"] if g["kept"]]
+    assert all(g["score"] >= 0.5 for g in md["grades"] if g["kept"])
+    assert fmean(kept) >= 0.6 and md["confidence"] == confidence(kept) >= 0.6
+    assert result.reply.endswith(engine.agents["medical"].disclaimer)
+    assert result.citations and {c.chunk_id for c in result.citations} <= set(
+        md["gate"]["chunk_ids"]
+    )
+    assert result.citations[0].title == "Ibuprofen" and "stomach" in texts(result)
+
+
+def test_follow_up_is_resolved_against_the_history(engine: ChatEngine) -> None:
+    chat = Chat(engine)
+    run(chat.say("What is ibuprofen used for?"))
+    result = run(chat.say("what are its side effects?"))
+    assert result.agent == "medical"
+    assert "ibuprofen" in result.metadata["search_query"].lower()
+    assert any(c.location == "Ibuprofen > Side effects" for c in result.citations)
+
+
+def test_small_talk_is_answered_without_retrieval(engine: ChatEngine) -> None:
+    result = run(Chat(engine).say("Hello there!", agent="medical"))
+    assert result.metadata["decision"]["action"] == "respond"
+    assert (
+        result.metadata["retrieval_attempts"] == 0
+        and "medical.retrieve" not in result.metadata["timings"]
+    )
+    assert result.citations == [] and not result.no_answer and "medicines" in result.reply
+
+
+def test_retries_once_then_declines_and_suggests_a_professional(engine: ChatEngine) -> None:
+    result = run(Chat(engine).say("Who won the 2014 football World Cup?", agent="medical"))
+    md = result.metadata
+    assert result.no_answer and result.citations == []
+    assert md["retrieval_attempts"] == 2 and len(md["rewritten_queries"]) == 1
+    assert md["confidence"] < 0.6 and not any(g["kept"] for g in md["grades"])
+    assert "doctor or pharmacist" in result.reply
+    assert md["timings"]["medical.retrieve"] > 0 and "medical.rewrite" in md["timings"]
+
+
+def test_scripted_model_grades_rewrites_and_answers(make_engine: EngineFactory) -> None:
+    engine = make_engine(chat_model=ScriptedChatModel())
+    model = engine.deps.chat_model
+    assert isinstance(model, ScriptedChatModel)
+    retriever = engine.deps.retriever(engine.agents["medical"])
+    first = len(retriever.retrieve("ibuprofen problems").hits)
+    second = len(retriever.retrieve("ibuprofen side effects stomach").hits)
+    model.enqueue(
+        Decision(action="retrieve", query="ibuprofen problems", reasoning="a drug question"),
+        Grades(scores=[0.2] * first),
+        "ibuprofen side effects stomach",
+        Grades(scores=[0.9, 0.8] + [0.1] * (second - 2)),
+        "Ibuprofen can upset the stomach [1] and rarely cause bleeding [2].",
+    )
+    result = run(Chat(engine).say("Is ibuprofen bad for me?", agent="medical"))
+    md = result.metadata
+    assert md["decision"] == {"action": "retrieve", "reasoning": "a drug question"}
+    assert md["retrieval_attempts"] == 2
+    assert md["rewritten_queries"] == ["ibuprofen side effects stomach"]
+    assert md["confidence"] == pytest.approx(0.7 * 0.85 + 0.3 * 2 / 3, abs=1e-4)
+    kept = [g["chunk_id"] for g in md["grades"] if g["kept"]]
+    assert [c.chunk_id for c in result.citations] == kept[:2]
+    assert result.reply.startswith("Ibuprofen can upset the stomach [1]")
+    assert model.remaining == 0
+
+
+def test_malformed_model_grades_fall_back_to_offline_grading(make_engine: EngineFactory) -> None:
+    model = ScriptedChatModel(
+        [
+            '{"action": "retrieve", "query": "ibuprofen side effects"}',
+            '{"scores": [1.0]}',  # one grade for five passages: rejected
+            "Stomach upset is common [1].",
+        ]
+    )
+    result = run(Chat(make_engine(chat_model=model)).say(IBUPROFEN, agent="medical"))
+    md = result.metadata
+    assert len(md["grades"]) == len(md["gate"]["chunk_ids"]) > 1
+    assert md["retrieval_attempts"] == 1 and result.citations
+    assert result.reply.startswith("Stomach upset is common [1].")
+
+
+def test_transcript_citations_carry_time_ranges_and_speakers(
+    make_engine: EngineFactory, app_config: AppConfig
+) -> None:
+    agent = AgentConfig(
+        kind="corrective_rag", description="toddler sleep", knowledge_base="parenting"
+    )
+    config = app_config.model_copy(update={"agents": {"sleep": agent}})
+    config.agents["sleep"].name = "sleep"
+    result = run(Chat(make_engine(config)).say("When do toddlers go from two naps to one?"))
+    spoken = [c for c in result.citations if c.start_ts]
+    assert spoken, result.citations
+    for c in spoken:
+        assert c.location.startswith(f"{c.start_ts}–{c.end_ts}")
+        assert "Dr. Samuel Okafor" in c.location and "Dr. Samuel Okafor" in c.speakers

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from ragchat.agents.config import AgentConfig
+from ragchat.agents.shared.llm import (
+    parse_string_list,
+    prompt,
+    stream_answer,
+    word_groups,
+)
+from ragchat.llm.base import GenerationOptions, Message
+from ragchat.llm.fake import ScriptedChatModel
+
+
+@dataclass
+class _S:
+    out: Any = None
+    tokens: list[str] = field(default_factory=list)
+
+
+def _collect(fn: Callable[[], Awaitable[Any]]) -> tuple[Any, list[str]]:
+    """Runs ``fn`` as a graph node and returns its result and the token events it wrote."""
+
+    async def node(state: _S) -> dict[str, Any]:
+        return {"out": await fn()}
+
+    graph = StateGraph(_S)
+    graph.add_node("n", node)
+    graph.add_edge(START, "n")
+    graph.add_edge("n", END)
+
+    async def go() -> tuple[Any, list[str]]:
+        tokens: list[str] = []
+        out: Any = None
+        chunk: Any
+        async for mode, chunk in graph.compile().astream(_S(), stream_mode=["custom", "values"]):
+            if mode == "custom":
+                tokens.append(chunk["text"])
+            else:
+                out = chunk["out"]
+        return out, tokens
+
+    return asyncio.run(go())
+
+
+def test_word_groups_join_back_to_the_exact_text() -> None:
+    text = "  Hello there,\n\nthis is  a [1] test.\n"
+    groups = word_groups(text, size=2)
+    assert "".join(groups) == text
+    assert len(groups) > 2
+
+
+def test_prompt_overrides_and_placeholders() -> None:
+    agent = AgentConfig(kind="support", description="d", prompts={"system": "Hi {name} {x}"})
+    assert prompt(agent, "SYSTEM", "default", name="Robin") == "Hi Robin {x}"
+    assert prompt(agent, "OTHER", 'JSON: {"a": 1} {name}', name="R") == 'JSON: {"a": 1} R'
+
+
+def test_parse_string_list_tolerates_fences_and_prose() -> None:
+    assert parse_string_list('```json\n["a", "b"]\n```') == ["a", "b"]
+    assert parse_string_list('Sure! ["one", " two "] hope that helps') == ["one", "two"]
+    assert parse_string_list("no list here") is None
+    assert parse_string_list("[1, 2]") is None
+
+
+def test_stream_answer_streams_text_and_swallows_no_answer() -> None:
+    opts = GenerationOptions()
+    msgs = [Message("user", "q")]
+    model = ScriptedChatModel(["The SA node sets the pace [1].", "NO_ANSWER", "NO"])
+    out, tokens = _collect(lambda: stream_answer(model, msgs, opts))
+    assert out == "The SA node sets the pace [1]." == "".join(tokens)
+    out, tokens = _collect(lambda: stream_answer(model, msgs, opts))
+    assert out is None and tokens == []
+    out, tokens = _collect(lambda: stream_answer(model, msgs, opts))  # a prefix, then the end
+    assert out == "NO" == "".join(tokens)

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragchat.agents.bootstrap import ensure_knowledge_bases, resolve_config
+from ragchat.agents.config import AppConfig
+from ragchat.index.base import Embedder
+from ragchat.index.kb import KnowledgeBase
+from ragchat.settings import Settings
+
+
+def test_resolve_config(tmp_path: Path, settings: Settings) -> None:
+    assert set(resolve_config("sample", settings).agents) == {
+        "support", "medical", "parenting", "tutor", "companion",
+    }  # fmt: skip
+    own = tmp_path / "mine.yaml"
+    own.write_text("agents:\n  helper:\n    kind: support\n    description: listens\n")
+    assert list(resolve_config(str(own), settings).agents) == ["helper"]
+    single = resolve_config("handbook", settings)
+    agent = single.agents["assistant"]
+    assert (agent.kind, agent.knowledge_base, list(single.knowledge_bases)) == (
+        "rag", "handbook", ["handbook"],
+    )  # fmt: skip
+
+
+def test_sample_knowledge_bases_are_ingested_once(
+    settings: Settings,
+    app_config: AppConfig,
+    embedder: Embedder,
+    kbs: dict[str, KnowledgeBase],
+) -> None:
+    again = ensure_knowledge_bases(settings, app_config, embedder)
+    assert [k.name for k in again] == ["medical", "parenting", "textbook", "companion"]
+    assert not any(k.changed for k in again)
+    assert all(k.report.unchanged_files == k.report.files > 0 for k in again)
+    assert kbs["companion"].child_count() > 0

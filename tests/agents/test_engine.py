@@ -1,0 +1,122 @@
+"""ChatEngine: results, the event stream (order, deltas joining to the reply),
+cancellation on client disconnect, and titles."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+from ragchat.agents.engine import ChatEngine
+from ragchat.agents.types import ConversationState, TurnEvent, TurnOptions
+from ragchat.errors import LLMUnavailable
+from ragchat.llm.base import GenerationOptions, Message
+from ragchat.llm.fake import ScriptedChatModel
+
+from .helpers import EngineFactory, run
+
+
+async def _events(engine: ChatEngine, message: str, **options: Any) -> list[TurnEvent]:
+    stream = engine.stream_turn(
+        conversation=ConversationState("s1"),
+        message=message,
+        user_id="u1",
+        options=TurnOptions(**options),
+    )
+    return [event async for event in stream]
+
+
+def _check_order(events: list[TurnEvent]) -> tuple[str, dict[str, Any]]:
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "metadata" and kinds[-2:] == ["citations", "final"]
+    assert set(kinds[1:-2]) == {"token"} and len(kinds) > 4
+    final = events[-1]["result"]
+    tokens = "".join(e["text"] for e in events if e["type"] == "token")
+    assert tokens == final["reply"]
+    assert events[-2]["citations"] == final["citations"]
+    assert events[0]["agent"] == final["agent"] == final["metadata"]["routing"]["agent"]
+    assert events[-1]["timings"]["total"] >= events[-1]["timings"]["route"] > 0
+    return tokens, final
+
+
+def test_stream_order_and_tokens_join_to_the_reply(engine: ChatEngine) -> None:
+    tokens, final = _check_order(run(_events(engine, "How is cardiac output calculated?")))
+    assert final["agent"] == "tutor" and final["citations"]
+    assert "[1]" in tokens
+
+
+def test_stream_of_refusals_and_bubbles(engine: ChatEngine) -> None:
+    _, final = _check_order(run(_events(engine, "Who won the 2014 World Cup?", agent="medical")))
+    assert final["no_answer"] and final["citations"] == []
+    _, final = _check_order(run(_events(engine, "Tell me about your garden", agent="companion")))
+    assert final["bubbles"] and final["reply"] == "\n\n".join(final["bubbles"])
+
+
+def test_stream_passes_model_deltas_through(make_engine: EngineFactory) -> None:
+    model = ScriptedChatModel(["I hear you. That sounds like a really long week."])
+    events = run(_events(make_engine(chat_model=model), "I'm exhausted", agent="support"))
+    tokens, _ = _check_order(events)
+    deltas = [e["text"] for e in events if e["type"] == "token"]
+    assert tokens == "I hear you. That sounds like a really long week." and len(deltas) == 10
+
+
+class _SlowModel(ScriptedChatModel):
+    """Streams one delta, then hangs until cancelled; records that it was cancelled."""
+
+    cancelled = False
+
+    async def stream(
+        self, messages: Sequence[Message], *, options: GenerationOptions | None = None
+    ) -> AsyncGenerator[str, None]:
+        yield "Hello"
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            _SlowModel.cancelled = True
+            raise
+        yield " never"
+
+
+def test_closing_the_stream_cancels_the_turn(make_engine: EngineFactory) -> None:
+    engine = make_engine(chat_model=_SlowModel())
+
+    async def disconnect_after_first_token() -> list[TurnEvent]:
+        seen = []
+        stream = engine.stream_turn(
+            conversation=ConversationState("s2"),
+            message="I had a rough day",
+            user_id="u1",
+            options=TurnOptions(agent="support"),
+        )
+        async for event in stream:
+            seen.append(event)
+            if event["type"] == "token":
+                break
+        await stream.aclose()  # what a server does when the client goes away
+        await asyncio.sleep(0)
+        return seen
+
+    seen = asyncio.run(asyncio.wait_for(disconnect_after_first_token(), timeout=10))
+    assert [e["type"] for e in seen] == ["metadata", "token"]
+    assert _SlowModel.cancelled
+
+
+def test_run_turn_returns_assigned_agent_and_keeps_no_history(engine: ChatEngine) -> None:
+    conversation = ConversationState("r1")
+    result = run(
+        engine.run_turn(conversation=conversation, message="What does bile do?", user_id="u")
+    )
+    assert result.metadata["assigned_agent"] == "tutor"
+    assert conversation.history == [] and conversation.assigned_agent is None
+
+
+def test_titles(engine: ChatEngine, make_engine: EngineFactory) -> None:
+    title = run(engine.title("What are the side effects of ibuprofen?", "Stomach upset..."))
+    assert 0 < len(title.split()) <= 6 and "ibuprofen" in title.lower()
+    model = ScriptedChatModel(['"Ibuprofen side effects."'])
+    assert (
+        run(make_engine(chat_model=model).title("What about ibuprofen?"))
+        == "Ibuprofen side effects"
+    )
+    failing = ScriptedChatModel([LLMUnavailable("down")])
+    assert "ibuprofen" in run(make_engine(chat_model=failing).title("ibuprofen doses")).lower()
