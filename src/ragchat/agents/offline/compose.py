@@ -15,13 +15,13 @@ first reply, fading over ``QUESTION_REACH`` sentences) or else "doc title; headi
 ``WEAK_WEIGHT``) plus a little Jaccard. Questions about a quantity ("how much", "dose",
 "maximum") add ``NUMERIC_BONUS`` to sentences that contain a number.
 
-Topic focus: when the question names a topic (``reformulate.topic``: "acetaminophen", "melatonin") and some hits mention it in their title,
-headings or text, only those hits are quoted, so an answer about one medicine does not borrow
-sentences about another; when no hit mentions a specific topic word (six letters or more),
-the documents do not cover the question and the answer is NO_ANSWER.
+Topic focus: when the question names a topic (``reformulate.topic``: "acetaminophen",
+"melatonin") and some hits mention it in their title, headings or text, only those hits are
+quoted, so an answer about one medicine does not borrow sentences about another; when no hit
+mentions a specific topic word (six letters or more), the documents do not cover the question
+and the answer is NO_ANSWER.
 
-Speaker prefixes are ignored for scoring. At most
-``max_embedded`` candidates (shortlisted by overlap, matched-child sentences and hit rank) are
+Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted by overlap, matched-child sentences and hit rank) are
 embedded, together with their contextualised forms, in ONE ``embed_documents`` call.
 
 Questions, headings and fragments of under ``MIN_WORDS`` words are never candidates. The best
