@@ -22,7 +22,8 @@ mentions a specific topic word (six letters or more), the documents do not cover
 and the answer is NO_ANSWER.
 
 Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted
-by overlap, matched-child sentences and hit rank) are embedded, together with their contextualised forms, in ONE ``embed_documents`` call.
+by overlap, matched-child sentences and hit rank) are embedded, together with their
+contextualised forms, in ONE ``embed_documents`` call.
 
 Questions, headings and fragments of under ``MIN_WORDS`` words are never candidates. The best
 sentence leads; the others must reach ``RELATIVE_FLOOR`` of its score and not repeat a chosen
