@@ -260,3 +260,12 @@ def test_transcript_parents_group_whole_turns_up_to_parent_size() -> None:
     kids = children(chunks)
     assert all(k.metadata["speakers"] for k in kids)
     assert any(k.metadata["speakers"] == ["Alice", "Bob"] for k in kids)
+
+
+def test_corpus_records_stay_whole_up_to_record_size() -> None:
+    text = " ".join(f"Sentence number {i} about vitamin D." for i in range(60))
+    doc = LoadedDocument("r" * 64, "c.jsonl#1", "jsonl", "T", (Section(text, "r0"),))
+    children = [c for c in Chunker(ChunkingSettings(child_size=300)).chunk(doc) if not c.is_parent]
+    assert len(text) > 300 and len(children) == 1
+    small = ChunkingSettings(child_size=300, record_size=500)
+    assert len([c for c in Chunker(small).chunk(doc) if not c.is_parent]) > 1
