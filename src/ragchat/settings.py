@@ -46,9 +46,20 @@ class RerankerSettings(BaseModel):
 
 class RetrievalSettings(BaseModel):
     mode: Literal["bm25", "dense", "hybrid", "dense_first"] = "hybrid"
-    fusion: Literal["minmax", "rrf"] = "minmax"
+    # Score fusion of hybrid / dense_first: min-max or z-score normalised weighted sum, or RRF.
+    fusion: Literal["minmax", "rrf", "zscore"] = "minmax"
     alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
+    # Hybrid: look up the missing score of a candidate that only one retriever returned (its
+    # cosine, or its BM25 score) instead of counting it as that list's worst.
+    complete_scores: bool = False
+    # Weight of BM25 over document titles as a third fused signal (0 = off); titles are the
+    # chunks' "title" metadata (JSONL records, Markdown/PDF document titles).
+    title_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Dense pseudo-relevance feedback (Rocchio): when > 0, the vectors of the top N first-pass
+    # hits are averaged into the query vector (weight prf_weight) and the KB searched again.
+    prf_docs: int = Field(default=0, ge=0)
+    prf_weight: float = Field(default=0.5, ge=0.0)
     candidates: int = Field(default=100, ge=1)
     top_k: int = Field(default=5, ge=1)
     rerank: bool = True
