@@ -320,6 +320,26 @@ def kb_remove(
 
 
 @app.command()
+def serve(
+    host: Annotated[
+        str | None, typer.Option(help="Address to listen on (default 127.0.0.1).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8000).")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Agents config file (TOML/YAML); default: the bundled one."),
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the chat server and web page (ingests the sample knowledge bases on first start)."""
+    from ragchat.api.serve import serve as run_server
+
+    settings = _settings(data_dir)
+    with _errors():
+        run_server(settings, host=host, port=port, config_file=config)
+
+
+@app.command()
 def demo(data_dir: DataDir = None) -> None:
     """Ingest the bundled sample knowledge bases and answer a few searches."""
     from ragchat import services
