@@ -50,8 +50,8 @@ class RetrievalSettings(BaseModel):
     fusion: Literal["minmax", "rrf", "zscore"] = "minmax"
     alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
-    # Hybrid: look up the missing score of a candidate that only one retriever returned (its
-    # cosine, or its BM25 score) instead of counting it as that list's worst.
+    # Hybrid with minmax/zscore: look up the missing score of a candidate that only one
+    # retriever returned (its cosine, or its BM25 score) instead of counting it as the worst.
     complete_scores: bool = False
     # Weight of BM25 over document titles as a third fused signal (0 = off); titles are the
     # chunks' "title" metadata (JSONL records, Markdown/PDF document titles).
@@ -126,7 +126,8 @@ class ApiSettings(BaseModel):
     # Answer endpoints (/chat, /chat/stream, /query, conversation messages,
     # /v1/chat/completions), per user and per client IP, sliding one-minute window; 0 = off.
     rate_limit_per_minute: int = Field(default=10, ge=0)
-    # Per client IP; None = the same as ``rate_limit_per_minute``.
+    # Per client IP; None = 3 x ``rate_limit_per_minute`` (users share addresses: NAT,
+    # proxies, localhost), which still caps clients that drop their cookie to get new users.
     rate_limit_per_ip_per_minute: int | None = Field(default=None, ge=0)
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)  # JSON requests
     upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)  # document uploads

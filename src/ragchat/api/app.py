@@ -1,0 +1,194 @@
+"""``create_app``: the FastAPI application and its lifespan.
+
+Start-up (in a worker thread, it blocks): the store (migrations, crash recovery), the
+embedder, the configured knowledge bases' sources ingested (the bundled samples on a fresh
+data directory, a cheap hash check afterwards), the engine wired to the shared knowledge-base
+registry and the persistent memory, and a periodic cleaner of idle sessions. Tests inject any
+of these."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+
+from ragchat import __version__
+from ragchat.agents.config import AppConfig, load_config
+from ragchat.agents.engine import ChatEngine
+from ragchat.api.errors import install_error_handlers
+from ragchat.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
+from ragchat.api.routes import (
+    chat,
+    conversations,
+    documents,
+    health,
+    openai_compat,
+    query,
+    ui,
+    users,
+)
+from ragchat.api.services._sync import run_sync
+from ragchat.api.services.engine import ThreadedEngine
+from ragchat.api.services.identity import CookieSigner, cookie_secret
+from ragchat.api.services.kbs import KnowledgeBaseRegistry
+from ragchat.api.services.memory import SqlMemoryStore
+from ragchat.api.state import AppState
+from ragchat.errors import ConfigError
+from ragchat.index.base import Embedder
+from ragchat.llm.base import ChatModel
+from ragchat.settings import Settings
+from ragchat.store.base import Store
+
+log = logging.getLogger(__name__)
+UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
+DESCRIPTION = """Self-hosted, multi-agent, conversational RAG chat.
+
+Identity: a signed cookie (browsers) or an API key (`Authorization: Bearer rc_…` or
+`X-API-Key`). Errors are `{"error": {"type", "message", "request_id"}}`. The answer endpoints
+are rate limited (429 + Retry-After). `/v1` speaks the OpenAI Chat Completions protocol."""
+
+
+@dataclass
+class Injected:
+    """What a caller (tests, embedding applications) provides instead of the defaults."""
+
+    engine: ChatEngine | None = None
+    store: Store | None = None
+    embedder: Embedder | None = None
+    chat_model: ChatModel | None = None
+    app_config: AppConfig | None = None
+    bootstrap: bool | None = None
+
+
+def _build_state(settings: Settings, given: Injected) -> AppState:
+    """Everything blocking at start-up; a ``ConfigError``/``StoreUnavailable`` stops start-up
+    with its message."""
+    from ragchat import services
+    from ragchat.agents.bootstrap import ensure_knowledge_bases
+    from ragchat.agents.factory import build_engine
+    from ragchat.llm.factory import build_chat_model
+    from ragchat.runtime import prepare_runtime
+    from ragchat.store import build_store
+
+    prepare_runtime(settings)
+    store = given.store if given.store is not None else build_store(settings)
+    engine = given.engine
+    app_config = given.app_config or (
+        engine.deps.app_config if engine is not None else load_config(settings.config_file)
+    )
+    embedder = given.embedder or (
+        engine.deps.embedder if engine is not None else services.embedder(settings)
+    )
+    bootstrap = given.bootstrap
+    if bootstrap is None:
+        bootstrap = engine is None and settings.api.bootstrap_knowledge_bases
+    if bootstrap:
+        log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
+        for kb in ensure_knowledge_bases(settings, app_config, embedder):
+            if kb.changed:
+                r = kb.report
+                log.info(
+                    "ingested knowledge base %s: %d file(s), %d chunks, %d error(s)",
+                    kb.name,
+                    r.added_files + r.replaced_files,
+                    r.children,
+                    len(r.errors),
+                )
+    registry = KnowledgeBaseRegistry(
+        settings.kb_root, embedder, chunking=settings.chunking.model_dump()
+    )
+    memory = SqlMemoryStore(store, embedder)
+    if engine is None:
+        chat_model = given.chat_model or build_chat_model(settings)
+        engine = build_engine(
+            settings, app_config, chat_model=chat_model, embedder=embedder, memory=memory
+        )
+    if engine.deps.kb_opener is None:
+        engine.deps.kb_opener = registry.open  # uploads become visible to every retriever
+    else:
+        log.warning("the engine opens its own knowledge bases: uploads need a restart")
+    signer = CookieSigner(cookie_secret(settings), secure=settings.api.cookie_secure)
+    threaded = ThreadedEngine(engine)
+    return AppState.build(settings, store, threaded, embedder, registry, memory, signer)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    engine: ChatEngine | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    chat_model: ChatModel | None = None,
+    app_config: AppConfig | None = None,
+    bootstrap: bool | None = None,
+) -> FastAPI:
+    """The application. ``bootstrap`` (ingest configured KB sources at start-up) defaults to
+    ``settings.api.bootstrap_knowledge_bases`` when the engine is built here, off when one is
+    injected. An injected store is not closed at shutdown."""
+    settings = settings or Settings()
+    api = settings.api
+    if any(o.strip() == "*" for o in api.cors_origins):
+        raise ConfigError("api.cors_origins must list explicit origins, not '*'")
+    given = Injected(engine, store, embedder, chat_model, app_config, bootstrap)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = await run_sync(_build_state, settings, given)
+        app.state.ragchat = state
+        cleaner = asyncio.create_task(
+            state.sessions.run_periodically(api.session_cleanup_interval_s)
+        )
+        log.info(
+            "ragchat %s ready (agents: %s)", __version__, ", ".join(sorted(state.engine.agents))
+        )
+        try:
+            yield
+        finally:
+            cleaner.cancel()
+            with suppress(asyncio.CancelledError):
+                await cleaner
+            # In-flight ingestion finishes (a torn index is worse than a slow exit).
+            await run_sync(state.executor.shutdown, wait=True, cancel_futures=True)
+            await state.engine.aclose()
+            state.registry.close()
+            if store is None:
+                state.store.close()
+
+    def limit_for(path: str) -> int:
+        return api.upload_max_bytes if UPLOAD_PATH.match(path) else api.max_body_bytes
+
+    middleware = [Middleware(RequestContextMiddleware)]
+    if api.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(api.cors_origins),
+                allow_credentials=True,
+                allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+                allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID"],
+                expose_headers=["X-Request-ID", "Retry-After"],
+            )
+        )
+    middleware.append(Middleware(BodyLimitMiddleware, limit_for=limit_for))
+    app = FastAPI(
+        title="ragchat",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        middleware=middleware,
+    )
+    install_error_handlers(app)
+    for module in (health, users, chat, conversations, documents, query, openai_compat, ui):
+        app.include_router(module.router)
+    if Path(ui.STATIC_DIR).is_dir():
+        app.mount("/static", StaticFiles(directory=ui.STATIC_DIR), name="static")
+    return app

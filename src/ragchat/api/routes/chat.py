@@ -1,0 +1,131 @@
+"""Chat turns: ``POST /chat`` (JSON), ``POST /chat/stream`` (SSE) and ``POST /end-session``.
+``session_id`` is a conversation id: omit it to start one."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from typing import Any
+
+from fastapi import APIRouter, BackgroundTasks, status
+from starlette.background import BackgroundTask
+
+from ragchat.api.deps import CurrentUser, LimitedUser, State
+from ragchat.api.schemas import (
+    ERRORS,
+    ChatRequest,
+    ChatResponse,
+    EndSessionRequest,
+    EndSessionResponse,
+)
+from ragchat.api.services._sync import run_sync
+from ragchat.api.services.chat import TurnOutcome
+from ragchat.api.sse import EventStreamResponse, sse_event
+from ragchat.api.state import AppState
+
+router = APIRouter(tags=["chat"], responses=ERRORS)
+
+SSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Server-Sent Events: `metadata` (agent, routing) → `token` ({text})… → "
+        "`citations` → `final` (reply, message_id, timings); `error` on failure.",
+        "content": {"text/event-stream": {}},
+    }
+}
+
+
+def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
+    result = outcome.result
+    return ChatResponse(
+        session_id=session_id,
+        message_id=outcome.message.id,
+        message=result.reply,
+        agent=result.agent,
+        citations=outcome.citations,
+        no_answer=result.no_answer,
+        bubbles=result.bubbles,
+        metadata=outcome.message.metadata,
+    )
+
+
+async def answer_json(
+    state: AppState,
+    background: BackgroundTasks,
+    user_id: str,
+    conversation_id: str | None,
+    message: str,
+    agent: str | None,
+) -> ChatResponse:
+    turn = await state.chat.prepare(user_id, conversation_id, message, agent)
+    outcome = await state.chat.run(turn)
+    background.add_task(state.chat.auto_title, turn, outcome.result.reply)
+    return chat_response(outcome, turn.conversation.id)
+
+
+async def answer_stream(
+    state: AppState,
+    user_id: str,
+    conversation_id: str | None,
+    message: str,
+    agent: str | None,
+) -> EventStreamResponse:
+    """Takes a stream slot first (503 when full), so a refused stream stores nothing."""
+    state.streams.acquire()
+    try:
+        turn = await state.chat.prepare(user_id, conversation_id, message, agent)
+    except BaseException:
+        state.streams.release()
+        raise
+    reply: list[str] = []
+
+    async def events() -> Any:
+        # aclosing: closing this wrapper early must close the turn's stream too.
+        async with aclosing(state.chat.stream(turn)) as turn_events:
+            async for name, data in turn_events:
+                if name == "final":
+                    reply.append(str(data.get("reply", "")))
+                yield sse_event(name, data)
+
+    async def title() -> None:
+        if reply:
+            await state.chat.auto_title(turn, reply[0])
+
+    return EventStreamResponse(
+        events(), on_close=state.streams.release, background=BackgroundTask(title)
+    )
+
+
+@router.post("/chat", response_model=ChatResponse, summary="One chat turn")
+async def chat(
+    body: ChatRequest, me: LimitedUser, state: State, background: BackgroundTasks
+) -> ChatResponse:
+    """Creates the conversation when ``session_id`` is omitted; the agent chosen on the first
+    message stays assigned (session-sticky) unless the topic clearly changes."""
+    return await answer_json(
+        state, background, me.user_id, body.session_id, body.message, body.agent
+    )
+
+
+@router.post(
+    "/chat/stream",
+    response_class=EventStreamResponse,
+    responses=SSE_DOC,
+    summary="One chat turn, streamed as Server-Sent Events",
+)
+async def chat_stream(body: ChatRequest, me: LimitedUser, state: State) -> EventStreamResponse:
+    return await answer_stream(state, me.user_id, body.session_id, body.message, body.agent)
+
+
+@router.post(
+    "/end-session",
+    response_model=EndSessionResponse,
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Close a conversation and remember it",
+)
+async def end_session(
+    body: EndSessionRequest, me: CurrentUser, state: State, background: BackgroundTasks
+) -> EndSessionResponse:
+    """Closes the conversation; its user messages are then indexed into the user's long-term
+    memory in the background (what the companion's memory tool searches)."""
+    conv = await run_sync(state.sessions.end, me.user_id, body.session_id)
+    background.add_task(run_sync, state.sessions.index_conversation, me.user_id, conv.id)
+    return EndSessionResponse(session_id=conv.id, status=conv.status)

@@ -1,0 +1,110 @@
+"""Conversations and their messages, always scoped to the caller: someone else's conversation
+is a 404, exactly like a missing one."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, BackgroundTasks, Query, Request, Response
+
+from ragchat.api.deps import CurrentUser, LimitedUser, State
+from ragchat.api.schemas import (
+    ERRORS,
+    ChatResponse,
+    ConversationCreate,
+    ConversationOut,
+    ConversationRename,
+    MessageCreate,
+    MessageOut,
+)
+from ragchat.api.services._sync import run_sync
+
+from .chat import SSE_DOC, answer_json, answer_stream
+
+router = APIRouter(prefix="/conversations", tags=["conversations"], responses=ERRORS)
+
+
+@router.get("", response_model=list[ConversationOut], summary="The caller's conversations")
+async def list_conversations(
+    me: CurrentUser,
+    state: State,
+    limit: int = Query(50, ge=1, le=200),
+    offset: int = Query(0, ge=0),
+) -> list[ConversationOut]:
+    rows = await run_sync(state.store.list_conversations, me.user_id, limit, offset)
+    return [ConversationOut.of(c) for c in rows]
+
+
+@router.post("", response_model=ConversationOut, status_code=201, summary="Start a conversation")
+async def create_conversation(
+    body: ConversationCreate, me: CurrentUser, state: State
+) -> ConversationOut:
+    return ConversationOut.of(
+        await run_sync(state.store.create_conversation, me.user_id, body.title)
+    )
+
+
+@router.get("/{conversation_id}", response_model=ConversationOut, summary="One conversation")
+async def get_conversation(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
+    return ConversationOut.of(
+        await run_sync(state.store.get_conversation, me.user_id, conversation_id)
+    )
+
+
+@router.patch("/{conversation_id}", response_model=ConversationOut, summary="Rename")
+async def rename_conversation(
+    conversation_id: str, body: ConversationRename, me: CurrentUser, state: State
+) -> ConversationOut:
+    title = " ".join(body.title.split())
+    return ConversationOut.of(
+        await run_sync(state.store.rename, me.user_id, conversation_id, title)
+    )
+
+
+@router.post(
+    "/{conversation_id}/title",
+    response_model=ConversationOut,
+    summary="Regenerate the title from the first exchange",
+)
+async def regenerate_title(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
+    return ConversationOut.of(await state.chat.regenerate_title(me.user_id, conversation_id))
+
+
+@router.delete("/{conversation_id}", status_code=204, summary="Delete with its messages")
+async def delete_conversation(conversation_id: str, me: CurrentUser, state: State) -> Response:
+    await run_sync(state.store.delete_conversation, me.user_id, conversation_id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/{conversation_id}/messages", response_model=list[MessageOut], summary="Messages, oldest first"
+)
+async def list_messages(
+    conversation_id: str,
+    me: CurrentUser,
+    state: State,
+    limit: int = Query(100, ge=1, le=500),
+    before_seq: int | None = Query(None, ge=1, description="Page backwards from this seq."),
+) -> list[MessageOut]:
+    rows = await run_sync(state.store.list_messages, me.user_id, conversation_id, limit, before_seq)
+    return [MessageOut.of(m) for m in rows]
+
+
+@router.post(
+    "/{conversation_id}/messages",
+    response_model=ChatResponse,
+    responses=SSE_DOC,
+    summary="Send a message (a turn); SSE with ?stream=true or Accept: text/event-stream",
+)
+async def post_message(
+    conversation_id: str,
+    body: MessageCreate,
+    request: Request,
+    me: LimitedUser,
+    state: State,
+    background: BackgroundTasks,
+    stream: bool = Query(False),
+) -> ChatResponse | Response:
+    if stream or "text/event-stream" in request.headers.get("accept", ""):
+        return await answer_stream(state, me.user_id, conversation_id, body.message, body.agent)
+    return await answer_json(
+        state, background, me.user_id, conversation_id, body.message, body.agent
+    )

@@ -1,0 +1,279 @@
+"""Request and response models (they are the OpenAPI documentation at /docs)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragchat.store.rows import ApiKeyRow, ConversationRow, JobRow, MessageRow, User
+
+MAX_MESSAGE_CHARS = 8000
+AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+    request_id: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (400, 401, 404, 409, 413, 422, 429, 503)
+}
+
+
+# -- users ------------------------------------------------------------------------------------
+class UserCreate(BaseModel):
+    display_name: str | None = Field(default=None, max_length=100)
+    create_api_key: bool = Field(
+        default=False, description="Named users only: also return a new API key (shown once)."
+    )
+
+
+class UserOut(BaseModel):
+    id: str
+    kind: str
+    display_name: str | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, user: User) -> Self:
+        return cls(
+            id=user.id, kind=user.kind, display_name=user.display_name, created_at=user.created_at
+        )
+
+
+class ApiKeyCreate(BaseModel):
+    name: str = Field(default="default", min_length=1, max_length=100)
+
+
+class ApiKeyOut(BaseModel):
+    id: str
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+    @classmethod
+    def of(cls, key: ApiKeyRow) -> ApiKeyOut:
+        return cls(
+            id=key.id,
+            name=key.name,
+            prefix=key.prefix,
+            created_at=key.created_at,
+            last_used_at=key.last_used_at,
+            revoked_at=key.revoked_at,
+        )
+
+
+class ApiKeyCreated(ApiKeyOut):
+    secret: str = Field(description="The key itself: shown once, store it now.")
+
+
+class UserCreated(UserOut):
+    api_key: ApiKeyCreated | None = None
+
+
+# -- chat -------------------------------------------------------------------------------------
+class ChatRequest(BaseModel):
+    session_id: str | None = Field(
+        default=None, max_length=100, description="Omit to start a new conversation."
+    )
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    agent: str | None = AgentName
+
+
+class MessageCreate(BaseModel):
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    agent: str | None = AgentName
+
+
+class ChatResponse(BaseModel):
+    session_id: str
+    message_id: str
+    message: str = Field(description="The assistant's reply.")
+    agent: str
+    citations: list[dict[str, Any]]
+    no_answer: bool = False
+    bubbles: list[str] | None = None
+    metadata: dict[str, Any]
+
+
+class EndSessionRequest(BaseModel):
+    session_id: str = Field(min_length=1, max_length=100)
+
+
+class EndSessionResponse(BaseModel):
+    session_id: str
+    status: str
+    memory: Literal["indexing"] = "indexing"
+
+
+# -- conversations ----------------------------------------------------------------------------
+class ConversationCreate(BaseModel):
+    title: str | None = Field(default=None, max_length=200)
+
+
+class ConversationRename(BaseModel):
+    title: str = Field(min_length=1, max_length=200)
+
+
+class ConversationOut(BaseModel):
+    id: str
+    title: str | None
+    assigned_agent: str | None
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    last_activity_at: datetime
+
+    @classmethod
+    def of(cls, c: ConversationRow) -> ConversationOut:
+        return cls(
+            id=c.id,
+            title=c.title,
+            assigned_agent=c.assigned_agent,
+            status=c.status,
+            created_at=c.created_at,
+            updated_at=c.updated_at,
+            last_activity_at=c.last_activity_at,
+        )
+
+
+class MessageOut(BaseModel):
+    id: str
+    seq: int
+    role: str
+    content: str
+    agent: str | None
+    status: str
+    citations: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    created_at: datetime
+
+    @classmethod
+    def of(cls, m: MessageRow) -> MessageOut:
+        return cls(
+            id=m.id,
+            seq=m.seq,
+            role=m.role,
+            content=m.content,
+            agent=m.agent,
+            status=m.status,
+            citations=m.citations,
+            metadata=m.metadata,
+            created_at=m.created_at,
+        )
+
+
+# -- query ------------------------------------------------------------------------------------
+class QueryRequest(BaseModel):
+    question: str = Field(max_length=4000)
+    context: str | None = Field(
+        default=None, max_length=20000, description="Selected text (selected-text-only mode)."
+    )
+    use_context_only: bool = False
+    top_k: int | None = Field(default=None, ge=1, le=20)
+    chapter_id: str | None = Field(default=None, max_length=100)
+    kb: str | None = Field(default=None, max_length=64)
+
+
+class SourceOut(BaseModel):
+    index: int | None
+    chunk_id: str | None
+    title: str
+    source: str
+    chapter: str | None
+    section: str
+    location: str
+    page: int | None
+    preview: str
+    score: float | None
+
+
+class QueryResponse(BaseModel):
+    answer: str
+    sources: list[SourceOut]
+    query_time_ms: float
+    mode: Literal["book-wide", "chapter-aware", "selected-text-only"]
+    agent: str
+    kb: str | None
+    no_answer: bool
+    metadata: dict[str, Any]
+
+
+# -- documents and jobs -----------------------------------------------------------------------
+class JobAccepted(BaseModel):
+    job_id: str
+    kb: str
+    status: str
+    files: list[str]
+
+
+class JobOut(BaseModel):
+    id: str
+    kb: str
+    status: str
+    progress: float
+    total: int | None
+    done: int
+    message: str
+    result: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, j: JobRow) -> JobOut:
+        return cls(
+            id=j.id,
+            kb=j.kb,
+            status=j.status,
+            progress=j.progress,
+            total=j.total,
+            done=j.done,
+            message=j.message,
+            result=j.result,
+            created_at=j.created_at,
+            updated_at=j.updated_at,
+        )
+
+
+class DocumentOut(BaseModel):
+    doc_id: str
+    title: str
+    file: str
+    kind: str
+    chunks: int
+    sections: int
+    added_at: str
+    shared: bool = Field(description="True for documents nobody owns (samples, CLI-ingested).")
+
+
+class KnowledgeBaseOut(BaseModel):
+    name: str
+    documents: int | None = None
+    chunks: int | None = None
+    configured: bool = False
+
+
+# -- OpenAI-compatible ------------------------------------------------------------------------
+class OpenAIMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class OpenAIChatRequest(BaseModel):
+    """The fields ragchat uses; sampling parameters and the rest are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(max_length=100)
+    messages: list[OpenAIMessage] = Field(min_length=1, max_length=200)
+    stream: bool = False

@@ -1,0 +1,226 @@
+"""Document uploads: files saved under ``<data_dir>/uploads/<kb>/<user_id>/``, ingested by a
+background worker that reports progress into the store's job row.
+
+Ownership is the upload folder: a document whose file lives under a user's folder belongs to
+that user (and the job row records the uploader). Documents from anywhere else — the bundled
+samples, ``ragchat ingest`` — are shared: listed for everyone, deletable by no one over HTTP
+(403). Another user's upload is invisible (404, like a missing document). Uploaded documents
+are searchable by every agent that uses the knowledge base."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragchat.api.errors import ApiError
+from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
+from ragchat.ingest.chunking import Chunker
+from ragchat.ingest.registry import SUPPORTED_SUFFIXES
+from ragchat.settings import Settings
+from ragchat.store.base import Store
+from ragchat.store.rows import JobRow, JobStatus
+
+from .kbs import KnowledgeBaseRegistry
+
+log = logging.getLogger(__name__)
+
+KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
+_PROGRESS_EVERY_S = 0.25
+# Share of the job's progress bar per ingestion stage (reading files, then embedding chunks).
+_STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95)}
+
+
+@dataclass(frozen=True)
+class Upload:
+    filename: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    row: DocumentRow
+    owner: str | None  # None = shared (samples, CLI-ingested)
+
+
+def check_kb_name(name: str) -> str:
+    if not KB_NAME.match(name):
+        raise ApiError(
+            400,
+            "invalid_kb_name",
+            "Knowledge base names are 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit.",
+        )
+    return name
+
+
+def safe_filename(name: str) -> str:
+    base = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).strip(" .")
+    return base[-120:] or "upload"
+
+
+def check_suffixes(filenames: Sequence[str]) -> None:
+    bad = sorted({Path(n).suffix.lower() or "(none)" for n in filenames} - set(SUPPORTED_SUFFIXES))
+    if bad:
+        raise ApiError(
+            415,
+            "unsupported_file_type",
+            f"Unsupported file type {', '.join(bad)}; supported: {' '.join(SUPPORTED_SUFFIXES)}.",
+        )
+
+
+class DocumentService:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        registry: KnowledgeBaseRegistry,
+        executor: Executor,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.registry = registry
+        self.executor = executor
+        self.uploads = (Path(settings.data_dir) / "uploads").resolve()
+
+    # -- ownership -----------------------------------------------------------------------------
+    def owner_of(self, kb: str, row: DocumentRow) -> str | None:
+        if not row.file_path:
+            return None
+        try:
+            rel = Path(row.file_path).resolve().relative_to(self.uploads / kb)
+        except ValueError:
+            return None
+        return rel.parts[0] if len(rel.parts) > 1 else None
+
+    def visible(self, user_id: str, kb: str) -> list[DocumentView]:
+        """Shared documents and the caller's own uploads."""
+        views = [DocumentView(r, self.owner_of(kb, r)) for r in self.registry.documents(kb)]
+        return [v for v in views if v.owner in (None, user_id)]
+
+    # -- upload and ingestion ------------------------------------------------------------------
+    def save_uploads(self, user_id: str, kb: str, files: Sequence[Upload]) -> list[Path]:
+        """Writes the files (validated first: nothing is saved if one is refused)."""
+        check_kb_name(kb)
+        if not files:
+            raise ApiError(400, "no_files", "Attach at least one file (multipart field 'files').")
+        names = [safe_filename(f.filename) for f in files]
+        check_suffixes(names)
+        folder = self.uploads / kb / _folder(user_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, upload in zip(names, files, strict=True):
+            path = folder / name
+            tmp = path.with_name(f".{name}.part")
+            tmp.write_bytes(upload.data)
+            tmp.replace(path)
+            paths.append(path)
+        return paths
+
+    def start_job(self, user_id: str, kb: str, paths: Sequence[Path]) -> JobRow:
+        job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
+        self.executor.submit(self.run_job, job.id, kb, list(paths))
+        return job
+
+    def run_job(self, job_id: str, kb: str, paths: list[Path]) -> None:
+        """The worker: ingest, then record the outcome. Never raises (the job row says why)."""
+        self.store.update_job(job_id, status="running", message="reading files")
+        progress = _JobProgress(self.store, job_id)
+        try:
+            with self.registry.writing(kb, create=True) as target:
+                report = ingest_paths(
+                    target, paths, Chunker(self.settings.chunking), progress=progress
+                )
+                doc_ids = {str(p.name): target.store.docs_of_file(file_key(p)) for p in paths}
+        except Exception as exc:
+            log.exception("ingestion job %s failed", job_id)
+            self.store.update_job(job_id, status="failed", message=f"ingestion failed: {exc}")
+            return
+        result = _report(report, doc_ids)
+        ok = report.added_files + report.replaced_files + report.unchanged_files
+        status: JobStatus = "failed" if report.errors and not ok else "done"
+        message = f"{report.documents} document(s), {report.children} chunks"
+        if report.errors:
+            message += f"; {len(report.errors)} file(s) failed"
+        self.store.update_job(
+            job_id,
+            status=status,
+            progress=1.0,
+            done=len(paths),
+            message=message,
+            result=result,
+        )
+        log.info("ingestion job %s %s: %s", job_id, status, message)
+
+    # -- deletion ------------------------------------------------------------------------------
+    def delete(self, user_id: str, kb: str, doc_id: str) -> None:
+        check_kb_name(kb)
+        views = {v.row.doc_id: v for v in self.visible(user_id, kb)}
+        view = views.get(doc_id)
+        if view is None:
+            raise ApiError(404, "not_found", "document not found")
+        if view.owner is None:
+            raise ApiError(
+                403,
+                "forbidden",
+                "Shared documents (samples, ingested from the command line) cannot be deleted "
+                "over HTTP; use `ragchat kb remove`.",
+            )
+        with self.registry.writing(kb) as target:
+            target.delete_document(doc_id, save=False)
+            path = view.row.file_path
+            if path and not target.store.docs_of_file(path):
+                target.store.forget_file(path)
+                Path(path).unlink(missing_ok=True)
+            target.save()
+
+
+class _JobProgress:
+    """The ingest callback: throttled writes of (stage, done, total) into the job row."""
+
+    def __init__(self, store: Store, job_id: str) -> None:
+        self.store = store
+        self.job_id = job_id
+        self._last = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        start, end = _STAGES.get(stage, (0.0, 0.95))
+        fraction = start + (end - start) * (done / total if total else 1.0)
+        now = time.monotonic()
+        with self._lock:
+            if done < total and now - self._last < _PROGRESS_EVERY_S:
+                return
+            self._last = now
+        kwargs: dict[str, Any] = {"progress": fraction, "message": f"{stage} {done}/{total}"}
+        if stage == "read":
+            kwargs["done"] = done
+        self.store.update_job(self.job_id, **kwargs)
+
+
+def _folder(user_id: str) -> str:
+    return user_id if re.fullmatch(r"[A-Za-z0-9_-]{1,100}", user_id) else safe_filename(user_id)
+
+
+def _report(report: IngestReport, doc_ids: dict[str, list[str]]) -> dict[str, Any]:
+    return {
+        "files": report.files,
+        "added_files": report.added_files,
+        "replaced_files": report.replaced_files,
+        "unchanged_files": report.unchanged_files,
+        "documents": report.documents,
+        "duplicate_documents": report.duplicate_documents,
+        "chunks": report.children,
+        "seconds": round(report.seconds, 3),
+        "doc_ids": doc_ids,
+        "errors": [{"file": Path(e.source).name, "reason": e.reason} for e in report.errors],
+        "warnings": report.warnings[:20],
+    }

@@ -1,0 +1,185 @@
+"""The OpenAI Chat Completions protocol over the engine, so existing clients (the openai SDK,
+Open WebUI, LibreChat) can use ragchat as a model.
+
+Stateless by design: the request's earlier messages are the history, its last user message is
+the turn, nothing is stored. Model "ragchat" is the supervisor (routing); every configured
+agent is also a model. Citations travel in an extra ``citations`` field on the message (or on
+the last chunk when streaming), which clients that do not know it ignore."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+import anyio
+
+from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions
+from ragchat.api.errors import ApiError, as_api_error
+
+from .chat import aclose, public_citation
+from .engine import Engine
+
+SUPERVISOR_MODEL = "ragchat"
+OWNED_BY = "ragchat"
+
+
+def model_ids(engine: Engine) -> list[str]:
+    return [SUPERVISOR_MODEL, *sorted(engine.agents)]
+
+
+def models_payload(engine: Engine, created: int) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [
+            {"id": m, "object": "model", "created": created, "owned_by": OWNED_BY}
+            for m in model_ids(engine)
+        ],
+    }
+
+
+def text_of(content: Any) -> str:
+    """Message content as text: a string, or the text parts of a content-part list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return str(content)
+
+
+def split_turn(messages: Sequence[tuple[str, Any]], keep: int) -> tuple[list[HistoryMessage], str]:
+    """(history, the turn): the last message must be the user's; system and tool messages are
+    dropped (agents bring their own prompts)."""
+    if not messages or messages[-1][0] != "user":
+        raise ApiError(400, "invalid_request", "The last message must have role 'user'.")
+    turn = text_of(messages[-1][1]).strip()
+    if not turn:
+        raise ApiError(400, "invalid_request", "The last user message is empty.")
+    history = [
+        HistoryMessage("user" if role == "user" else "assistant", text_of(content))
+        for role, content in messages[:-1]
+        if role in ("user", "assistant") and text_of(content).strip()
+    ]
+    return history[-keep:] if keep > 0 else [], turn
+
+
+class OpenAIAdapter:
+    def __init__(self, engine: Engine, history_turns: int) -> None:
+        self.engine = engine
+        self.keep = 2 * history_turns
+
+    def options_for(self, model: str) -> TurnOptions:
+        if model == SUPERVISOR_MODEL:
+            return TurnOptions()
+        if model in self.engine.agents:
+            return TurnOptions(agent=model)
+        raise ApiError(
+            404,
+            "model_not_found",
+            f"The model {model!r} does not exist; available: {', '.join(model_ids(self.engine))}.",
+        )
+
+    def _turn(
+        self, model: str, messages: Sequence[tuple[str, Any]]
+    ) -> tuple[ConversationState, str, TurnOptions]:
+        options = self.options_for(model)
+        history, message = split_turn(messages, self.keep)
+        state = ConversationState(conversation_id=f"openai-{uuid.uuid4().hex}", history=history)
+        return state, message, options
+
+    async def complete(
+        self, user_id: str, model: str, messages: Sequence[tuple[str, Any]]
+    ) -> dict[str, Any]:
+        state, message, options = self._turn(model, messages)
+        result = await self.engine.run_turn(
+            conversation=state, message=message, user_id=user_id, options=options
+        )
+        citations = [public_citation(c) for c in result.citations]
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": result.reply,
+                        "citations": citations,
+                    },
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": _usage(messages, result.reply),
+            "citations": citations,
+            "agent": result.agent,
+        }
+
+    def prepare_stream(
+        self, model: str, messages: Sequence[tuple[str, Any]]
+    ) -> tuple[ConversationState, str, TurnOptions]:
+        """Validates before the response starts, so errors are still plain HTTP errors."""
+        return self._turn(model, messages)
+
+    async def stream(
+        self,
+        user_id: str,
+        model: str,
+        prepared: tuple[ConversationState, str, TurnOptions],
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """``chat.completion.chunk`` objects: the role, content deltas, then a last chunk with
+        ``finish_reason`` and ``citations``; an ``{"error": ...}`` object on failure."""
+        state, message, options = prepared
+        chunk_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+            return {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+
+        yield chunk({"role": "assistant", "content": ""})
+        events = self.engine.stream_turn(
+            conversation=state, message=message, user_id=user_id, options=options
+        )
+        try:
+            citations: list[dict[str, Any]] = []
+            agent = ""
+            async for event in events:
+                kind = event.get("type")
+                if kind == "metadata":
+                    agent = str(event.get("agent") or "")
+                elif kind == "token" and event.get("text"):
+                    yield chunk({"content": str(event["text"])})
+                elif kind == "citations":
+                    citations = [public_citation(c) for c in event.get("citations", [])]
+            yield chunk({}, "stop", citations=citations, agent=agent)
+        except Exception as exc:
+            err = as_api_error(exc)
+            yield {"error": {"type": err.type, "message": err.message, "code": err.status}}
+        finally:
+            with anyio.CancelScope(shield=True):  # runs inside a cancelled scope on disconnect
+                await aclose(events)
+
+
+def _usage(messages: Sequence[tuple[str, Any]], reply: str) -> dict[str, int]:
+    """Rough word counts: there is no tokenizer on the offline path."""
+    prompt = sum(len(text_of(c).split()) for _, c in messages)
+    completion = len(reply.split())
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }

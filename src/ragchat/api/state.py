@@ -1,0 +1,87 @@
+"""Everything a request needs, built once by the lifespan and hung on ``app.state.ragchat``."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from ragchat.api.limits import RateLimits, StreamSlots
+from ragchat.api.services.chat import ChatService
+from ragchat.api.services.documents import DocumentService
+from ragchat.api.services.engine import ThreadedEngine
+from ragchat.api.services.health import HealthService
+from ragchat.api.services.identity import CookieSigner
+from ragchat.api.services.kbs import KnowledgeBaseRegistry
+from ragchat.api.services.memory import SqlMemoryStore
+from ragchat.api.services.openai import OpenAIAdapter
+from ragchat.api.services.query import QueryService
+from ragchat.api.services.sessions import SessionService
+from ragchat.index.base import Embedder
+from ragchat.settings import Settings
+from ragchat.store.base import Store
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    store: Store
+    engine: ThreadedEngine  # the engine on its own loop and thread
+    embedder: Embedder
+    registry: KnowledgeBaseRegistry
+    memory: SqlMemoryStore
+    signer: CookieSigner
+    limits: RateLimits
+    streams: StreamSlots
+    executor: ThreadPoolExecutor
+    chat: ChatService
+    documents: DocumentService
+    sessions: SessionService
+    query: QueryService
+    health: HealthService
+    openai: OpenAIAdapter
+
+    @classmethod
+    def build(
+        cls,
+        settings: Settings,
+        store: Store,
+        engine: ThreadedEngine,
+        embedder: Embedder,
+        registry: KnowledgeBaseRegistry,
+        memory: SqlMemoryStore,
+        signer: CookieSigner,
+    ) -> AppState:
+        api = settings.api
+        per_ip = api.rate_limit_per_ip_per_minute
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragchat-ingest")
+        return cls(
+            settings=settings,
+            store=store,
+            engine=engine,
+            embedder=embedder,
+            registry=registry,
+            memory=memory,
+            signer=signer,
+            limits=RateLimits(
+                api.rate_limit_per_minute,
+                3 * api.rate_limit_per_minute if per_ip is None else per_ip,
+            ),
+            streams=StreamSlots(api.max_concurrent_streams),
+            executor=executor,
+            chat=ChatService(settings, store, engine),
+            documents=DocumentService(settings, store, registry, executor),
+            sessions=SessionService(store, memory),
+            query=QueryService(engine),
+            health=HealthService(settings, store, engine, embedder, registry),
+            openai=OpenAIAdapter(engine, settings.history_turns),
+        )
+
+
+def get_state(request: Request) -> AppState:
+    state = getattr(request.app.state, "ragchat", None)
+    if state is None:  # only before the lifespan ran (a misconfigured test client)
+        raise RuntimeError("ragchat app state missing: was the lifespan started?")
+    assert isinstance(state, AppState)
+    return state

@@ -1,0 +1,138 @@
+"""A small scripted engine (the ``ChatEngine`` surface the API uses) and SSE helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from ragchat.agents.config import AgentConfig, AppConfig
+from ragchat.agents.types import (
+    Citation,
+    ConversationState,
+    TurnOptions,
+    TurnResult,
+)
+from ragchat.index.fake import HashingEmbedder
+
+CITATION = Citation(
+    index=1,
+    chunk_id="doc_c1",
+    source="/srv/secret/path/notes.md",
+    title="Notes",
+    location="Intro",
+    score=0.9,
+    preview="Some passage.",
+)
+
+
+def fake_config() -> AppConfig:
+    return AppConfig(
+        agents={
+            "echo": AgentConfig(kind="support", description="Echoes what you say."),
+            "other": AgentConfig(kind="support", description="Another agent."),
+        }
+    )
+
+
+@dataclass
+class FakeEngine:
+    """Replies "echo: <message>" as three-word tokens. ``error`` is raised by ``run_turn`` and
+    by ``stream_turn`` after ``fail_after`` tokens; ``hang_after`` tokens the stream waits
+    forever (for disconnect tests). ``closed`` records that the stream was closed."""
+
+    error: BaseException | None = None
+    fail_after: int = 0
+    hang_after: int | None = None
+    block_s: float = 0.0  # CPU-style blocking work per turn (holds the engine's event loop)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    closed: bool = False
+    deps: Any = None
+
+    def __post_init__(self) -> None:
+        if self.deps is None:
+            self.deps = SimpleNamespace(
+                app_config=fake_config(),
+                embedder=HashingEmbedder(),
+                chat_model=None,
+                kb_opener=None,
+            )
+
+    @property
+    def agents(self) -> dict[str, AgentConfig]:
+        return dict(self.deps.app_config.agents)
+
+    def _result(self, message: str, options: TurnOptions | None) -> TurnResult:
+        agent = (options.agent if options else None) or "echo"
+        return TurnResult(
+            reply=f"echo: {message}",
+            agent=agent,
+            citations=[CITATION],
+            metadata={"assigned_agent": agent, "routing": {"agent": agent}, "timings": {}},
+        )
+
+    async def run_turn(
+        self,
+        *,
+        conversation: ConversationState,
+        message: str,
+        user_id: str,
+        options: TurnOptions | None = None,
+    ) -> TurnResult:
+        self.calls.append({"conversation": conversation, "message": message, "user": user_id})
+        time.sleep(self.block_s)
+        if self.error is not None:
+            raise self.error
+        return self._result(message, options)
+
+    async def stream_turn(
+        self,
+        *,
+        conversation: ConversationState,
+        message: str,
+        user_id: str,
+        options: TurnOptions | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        self.calls.append({"conversation": conversation, "message": message, "user": user_id})
+        result = self._result(message, options)
+        words = result.reply.split(" ")
+        try:
+            yield {"type": "metadata", "agent": result.agent, "routing": {"agent": result.agent}}
+            for i, word in enumerate(words):
+                if self.error is not None and i == self.fail_after:
+                    raise self.error
+                if self.hang_after is not None and i == self.hang_after:
+                    # A nested task, as in LangGraph: cancelling it takes several loop turns.
+                    await asyncio.get_running_loop().create_task(asyncio.sleep(3600))
+                yield {"type": "token", "text": word if i == 0 else " " + word}
+            yield {"type": "citations", "citations": [c.to_dict() for c in result.citations]}
+            yield {"type": "final", "result": result.to_dict(), "timings": {"total": 1.0}}
+        finally:
+            self.closed = True
+
+    async def title(self, first_user: str, first_reply: str = "") -> str:
+        return f"About {first_user}"
+
+
+def parse_sse(text: str) -> list[tuple[str | None, Any]]:
+    """(event, JSON data or raw string) per event."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        if not block.strip():
+            continue
+        name, data = None, []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        raw = "\n".join(data)
+        try:
+            events.append((name, json.loads(raw)))
+        except json.JSONDecodeError:
+            events.append((name, raw))
+    return events

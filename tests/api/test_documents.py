@@ -1,0 +1,112 @@
+"""Uploads: job with progress → listed → searchable through /query → deleted; ownership."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from .conftest import AppFactory
+
+NOTE = b"""# Quokka care
+
+Quokkas are small wallabies from Rottnest Island. A quokka eats leaves, grasses and the
+succulent plant Guichenotia. Quokkas can survive long periods without water by getting
+moisture from the plants they eat.
+"""
+
+
+def wait_for(client: TestClient, job_id: str, timeout: float = 60) -> dict[str, Any]:
+    seen = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        job = client.get(f"/jobs/{job_id}").json()
+        seen.append(job["status"])
+        if job["status"] in ("done", "failed"):
+            job["seen"] = seen
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish: {seen[-5:]}")
+
+
+def test_upload_ingest_search_delete(client: TestClient) -> None:
+    r = client.post(
+        "/kb/wildlife/documents", files=[("files", ("quokka-care.md", NOTE, "text/markdown"))]
+    )
+    assert r.status_code == 202, r.text
+    accepted = r.json()
+    assert accepted["kb"] == "wildlife" and accepted["files"] == ["quokka-care.md"]
+    job = wait_for(client, accepted["job_id"])
+    assert job["status"] == "done" and job["progress"] == 1.0 and job["done"] == 1
+    assert job["result"]["documents"] == 1 and job["result"]["chunks"] >= 1
+    doc_id = job["result"]["doc_ids"]["quokka-care.md"][0]
+
+    docs = client.get("/kb/wildlife/documents").json()
+    assert [(d["doc_id"], d["file"], d["shared"]) for d in docs] == [
+        (doc_id, "quokka-care.md", False)
+    ]
+    assert docs[0]["chunks"] >= 1
+
+    # The engine's retrievers see the new document without a restart.
+    answer = client.post(
+        "/query", json={"question": "What do quokkas eat?", "kb": "wildlife"}
+    ).json()
+    assert answer["kb"] == "wildlife" and not answer["no_answer"]
+    assert answer["sources"][0]["source"] == "quokka-care.md"
+    assert "leaves" in answer["answer"]
+
+    assert client.delete(f"/kb/wildlife/documents/{doc_id}").status_code == 204
+    assert client.get("/kb/wildlife/documents").json() == []
+    gone = client.post("/query", json={"question": "What do quokkas eat?", "kb": "wildlife"})
+    assert gone.json()["no_answer"] or not gone.json()["sources"]
+
+
+def test_other_users_documents_and_jobs_are_404(make_app: AppFactory) -> None:
+    alice = make_app()
+    accepted = alice.post("/kb/notes/documents", files={"files": ("a.txt", NOTE)}).json()
+    job = wait_for(alice, accepted["job_id"])
+    doc_id = job["result"]["doc_ids"]["a.txt"][0]
+    bob = TestClient(alice.app)
+    assert bob.get(f"/jobs/{accepted['job_id']}").status_code == 404
+    assert bob.get("/jobs/00000000-0000-0000-0000-000000000000").status_code == 404
+    assert bob.get("/kb/notes/documents").json() == []
+    for target in (doc_id, "f" * 64):
+        r = bob.delete(f"/kb/notes/documents/{target}")
+        assert r.status_code == 404 and r.json()["error"]["message"] == "document not found"
+    assert [d["doc_id"] for d in alice.get("/kb/notes/documents").json()] == [doc_id]
+
+
+def test_shared_sample_documents_cannot_be_deleted(client: TestClient) -> None:
+    docs = client.get("/kb/medical/documents").json()
+    assert len(docs) >= 9 and all(d["shared"] for d in docs)
+    r = client.delete(f"/kb/medical/documents/{docs[0]['doc_id']}")
+    assert r.status_code == 403 and r.json()["error"]["type"] == "forbidden"
+    assert len(client.get("/kb/medical/documents").json()) == len(docs)
+
+
+def test_upload_validation(make_app: AppFactory) -> None:
+    client = make_app()
+    bad_type = client.post("/kb/notes/documents", files={"files": ("report.docx", b"x")})
+    assert bad_type.status_code == 415
+    assert ".pdf" in bad_type.json()["error"]["message"]
+    mixed = client.post(
+        "/kb/notes/documents", files=[("files", ("ok.md", b"# ok")), ("files", ("x.exe", b"x"))]
+    )
+    assert mixed.status_code == 415
+    assert client.post("/kb/notes/documents").status_code == 400  # no files
+    bad_name = client.post("/kb/..%2Fetc/documents", files={"files": ("a.md", b"# a")})
+    assert bad_name.status_code in (400, 404)
+    assert client.post("/kb/-bad/documents", files={"files": ("a.md", b"# a")}).status_code == 400
+    assert client.get("/kb/nope/documents").status_code == 404
+    assert client.get("/kb/notes/documents").status_code == 404  # nothing was created
+
+
+def test_a_file_that_fails_to_parse_fails_the_job(make_app: AppFactory) -> None:
+    client = make_app()
+    accepted = client.post(
+        "/kb/notes/documents", files={"files": ("broken.pdf", b"not a pdf at all")}
+    ).json()
+    job = wait_for(client, accepted["job_id"])
+    assert job["status"] == "failed"
+    assert job["result"]["errors"][0]["file"] == "broken.pdf"

@@ -1,0 +1,113 @@
+"""Rate limits (429 + Retry-After), body size limits (413), the stream cap and CORS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fastapi.testclient import TestClient
+
+from ragchat.api.limits import SlidingWindowLimiter
+
+from .conftest import AppFactory
+from .fakes import FakeEngine
+
+
+def test_answer_endpoints_are_rate_limited_per_user_and_ip(make_app: AppFactory) -> None:
+    client = make_app(rate_limit_per_minute=2, rate_limit_per_ip_per_minute=3)
+    assert client.post("/chat", json={"message": "one"}).status_code == 200
+    assert client.post("/query", json={"question": "two?"}).status_code != 429
+    limited = client.post("/chat", json={"message": "three"})
+    assert limited.status_code == 429
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60
+    assert limited.json()["error"]["type"] == "rate_limited"
+    assert "user" in limited.json()["error"]["message"]
+    # Reading is not limited.
+    assert client.get("/conversations").status_code == 200
+    # Another user from the same IP has its own user budget but shares the IP's.
+    other = TestClient(client.app)
+    assert other.post("/chat", json={"message": "four"}).status_code == 200
+    blocked = other.post(
+        "/v1/chat/completions",
+        json={"model": "ragchat", "messages": [{"role": "user", "content": "x"}]},
+    )
+    assert blocked.status_code == 429 and "IP" in blocked.json()["error"]["message"]
+
+
+def test_sliding_window_frees_slots_as_time_passes() -> None:
+    now = [0.0]
+    limiter = SlidingWindowLimiter(2, window=60, clock=lambda: now[0])
+    assert limiter.hit("k") == 0 and limiter.hit("k") == 0
+    assert limiter.hit("k") == 60
+    now[0] = 30
+    assert limiter.hit("k") == 30
+    now[0] = 60.5
+    assert limiter.hit("k") == 0  # the first hit left the window
+    assert limiter.hit("other") == 0
+    assert SlidingWindowLimiter(0).hit("k") == 0  # 0 = unlimited
+
+
+def test_body_limits(make_app: AppFactory) -> None:
+    client = make_app(max_body_bytes=1024, upload_max_bytes=4096)
+    big = client.post("/chat", json={"message": "x" * 2000})
+    assert big.status_code == 413
+    assert big.json()["error"]["type"] == "payload_too_large"
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the streamed size is counted
+        yield b'{"message": "'
+        for _ in range(10):
+            yield b"y" * 200
+        yield b'"}'
+
+    streamed = client.post("/chat", content=chunks(), headers={"Content-Type": "application/json"})
+    assert streamed.status_code == 413
+    assert client.post("/chat", json={"message": "small"}).status_code == 200
+    # Uploads have their own, larger limit.
+    ok = client.post("/kb/notes/documents", files={"files": ("a.txt", b"word " * 600)})
+    assert ok.status_code == 202
+    too_big = client.post("/kb/notes/documents", files={"files": ("b.txt", b"word " * 1000)})
+    assert too_big.status_code == 413
+
+
+def test_concurrent_streams_are_capped(make_app: AppFactory) -> None:
+    engine = FakeEngine(hang_after=1)
+    client = make_app(engine, max_concurrent_streams=1)
+    with client.stream("POST", "/chat/stream", json={"message": "a b c"}) as first:
+        lines = first.iter_lines()  # keep a reference: dropping it closes the stream
+        assert next(lines) == "event: metadata"  # the first stream is open and waiting
+        second = client.post("/chat/stream", json={"message": "again"})
+        assert second.status_code == 503
+        assert second.headers["Retry-After"] == "5"
+        assert second.json()["error"]["type"] == "too_many_streams"
+    # The slot is released when the stream ends.
+    engine.hang_after = None
+    assert client.post("/chat/stream", json={"message": "later"}).status_code == 200
+
+
+def test_cors_is_closed_by_default(make_app: AppFactory) -> None:
+    client = make_app()
+    origin = {"Origin": "http://evil.example"}
+    assert "access-control-allow-origin" not in client.get("/health", headers=origin).headers
+    preflight = client.options(
+        "/chat",
+        headers={**origin, "Access-Control-Request-Method": "POST"},
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_cors_allows_configured_origins_only(make_app: AppFactory) -> None:
+    client = make_app(cors_origins=["http://localhost:3000"])
+    preflight = client.options(
+        "/chat",
+        headers={
+            "Origin": "http://localhost:3000",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "http://localhost:3000"
+    assert preflight.headers["access-control-allow-credentials"] == "true"
+    simple = client.get("/health", headers={"Origin": "http://localhost:3000"})
+    assert simple.headers["access-control-allow-origin"] == "http://localhost:3000"
+    other = client.get("/health", headers={"Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
