@@ -56,6 +56,11 @@ def test_upload_ingest_search_delete(client: TestClient) -> None:
     assert answer["sources"][0]["source"] == "quokka-care.md"
     assert "leaves" in answer["answer"]
 
+    # A citation's preview opens to the whole passage.
+    passage = client.get(f"/passages/{answer['sources'][0]['chunk_id']}").json()
+    assert passage["kb"] == "wildlife" and passage["file"] == "quokka-care.md"
+    assert "Guichenotia" in passage["text"] and passage["title"] == "Quokka care"
+
     assert client.delete(f"/kb/wildlife/documents/{doc_id}").status_code == 204
     assert client.get("/kb/wildlife/documents").json() == []
     gone = client.post("/query", json={"question": "What do quokkas eat?", "kb": "wildlife"})
@@ -75,6 +80,10 @@ def test_other_users_documents_and_jobs_are_404(make_app: AppFactory) -> None:
         r = bob.delete(f"/kb/notes/documents/{target}")
         assert r.status_code == 404 and r.json()["error"]["message"] == "document not found"
     assert [d["doc_id"] for d in alice.get("/kb/notes/documents").json()] == [doc_id]
+    chunk_id = f"{doc_id}_s0_c0"  # the text loader's first section, first child
+    assert alice.get(f"/passages/{chunk_id}").status_code == 200
+    assert bob.get(f"/passages/{chunk_id}").status_code == 404
+    assert bob.get("/passages/no-such-chunk").status_code == 404
 
 
 def test_shared_sample_documents_cannot_be_deleted(client: TestClient) -> None:

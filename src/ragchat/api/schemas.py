@@ -256,6 +256,20 @@ class DocumentOut(BaseModel):
     shared: bool = Field(description="True for documents nobody owns (samples, CLI-ingested).")
 
 
+class PassageOut(BaseModel):
+    """The whole cited passage (a citation carries only a preview) and its parent section."""
+
+    chunk_id: str
+    kb: str
+    text: str
+    context: str | None = Field(
+        default=None, description="The larger parent passage the chunk sits in, when different."
+    )
+    title: str
+    file: str
+    location: str
+
+
 class KnowledgeBaseOut(BaseModel):
     name: str
     documents: int | None = None

@@ -12,7 +12,14 @@ from typing import Annotated
 from fastapi import APIRouter, File, Response, UploadFile, status
 
 from ragchat.api.deps import CurrentUser, State
-from ragchat.api.schemas import ERRORS, DocumentOut, JobAccepted, JobOut, KnowledgeBaseOut
+from ragchat.api.schemas import (
+    ERRORS,
+    DocumentOut,
+    JobAccepted,
+    JobOut,
+    KnowledgeBaseOut,
+    PassageOut,
+)
 from ragchat.api.services._sync import run_sync
 from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes, safe_filename
 
@@ -33,6 +40,29 @@ async def list_kbs(me: CurrentUser, state: State) -> list[KnowledgeBaseOut]:
         for name, info in report[0].items()
         if info.get("status") == "ok"
     ]
+
+
+@router.get(
+    "/passages/{chunk_id}",
+    response_model=PassageOut,
+    summary="The whole text of a cited passage (citations carry a preview)",
+)
+async def get_passage(chunk_id: str, me: CurrentUser, state: State) -> PassageOut:
+    kb, chunk = await run_sync(state.documents.passage, me.user_id, chunk_id)
+    parents = []
+    if chunk.parent_id:
+        parents = await run_sync(state.documents.parent_text, kb, chunk.parent_id)
+    context = parents[0] if parents and parents[0].strip() != chunk.text.strip() else None
+    md = chunk.metadata
+    return PassageOut(
+        chunk_id=chunk.chunk_id,
+        kb=kb,
+        text=chunk.text,
+        context=context,
+        title=str(md.get("doc_title") or md.get("title") or ""),
+        file=Path(chunk.source.split("#")[0]).name,
+        location=chunk.location(),
+    )
 
 
 @router.post(

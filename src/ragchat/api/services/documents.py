@@ -27,6 +27,7 @@ from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
+from ragchat.types import Chunk
 
 from .kbs import KnowledgeBaseRegistry
 
@@ -105,6 +106,25 @@ class DocumentService:
         """Shared documents and the caller's own uploads."""
         views = [DocumentView(r, self.owner_of(kb, r)) for r in self.registry.documents(kb)]
         return [v for v in views if v.owner in (None, user_id)]
+
+    def passage(self, user_id: str, chunk_id: str) -> tuple[str, Chunk]:
+        """(knowledge base, chunk) for a cited chunk the caller may see: a citation carries only a
+        preview, the source panel shows the whole passage. Another user's upload is a 404."""
+        for kb in self.registry.names():
+            with self.registry.reading(kb) as base:
+                found = base.get_chunks([chunk_id])
+                if not found:
+                    continue
+                rows = {r.doc_id: r for r in base.store.documents()}
+            row = rows.get(found[0].doc_id)
+            if row is not None and self.owner_of(kb, row) in (None, user_id):
+                return kb, found[0]
+            break
+        raise ApiError(404, "not_found", "passage not found")
+
+    def parent_text(self, kb: str, parent_id: str) -> list[str]:
+        with self.registry.reading(kb) as base:
+            return [c.text for c in base.get_chunks([parent_id])]
 
     # -- upload and ingestion ------------------------------------------------------------------
     def save_uploads(self, user_id: str, kb: str, files: Sequence[Upload]) -> list[Path]:

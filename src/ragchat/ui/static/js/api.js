@@ -79,6 +79,7 @@ export const api = {
   messages: (id) => request("GET", `/conversations/${enc(id)}/messages?limit=500`),
 
   query: (body) => request("POST", "/query", { json: body }),
+  passage: (chunkId) => request("GET", `/passages/${enc(chunkId)}`),
 
   documents: (kb) => request("GET", `/kb/${enc(kb)}/documents`),
   deleteDocument: (kb, docId) => request("DELETE", `/kb/${enc(kb)}/documents/${enc(docId)}`),

@@ -152,6 +152,15 @@ export function openSource(citation) {
     kind: "source",
     onClose: () => document.removeEventListener("selectionchange", onSelection),
   });
+  // A citation carries a preview; replace it with the whole passage when the server has it.
+  if (citation.chunk_id) {
+    api
+      .passage(citation.chunk_id)
+      .then((full) => {
+        if (passage.isConnected && full && full.text) passage.textContent = passageText(full.text);
+      })
+      .catch(() => {});
+  }
 }
 
 function renderAnswer(answer) {
