@@ -193,3 +193,37 @@ def test_segment_keeps_headings_as_context() -> None:
         ("Side effects", "Most people have no problems."),
         ("Rare", "Rashes occur."),
     ]
+
+
+def test_topic_missing_from_every_hit_is_no_answer_unless_the_caller_chose_the_text() -> None:
+    emb = HashingEmbedder()
+    hits = [
+        make_hit(
+            "leaflet",
+            "Children's medicines are often liquids, and doses are usually based on weight.",
+            title="Safe use of medicines",
+        )
+    ]
+    question = "What dose of melatonin should I give my toddler?"
+    refused = compose_answer(question, hits, emb)
+    assert refused.no_answer and not refused.citations
+    assert "Safe use of medicines" in refused.text
+    chosen = compose_answer(question, hits, emb, require_topic=False, min_sentence_score=0.0)
+    assert not chosen.no_answer and chosen.citations
+
+
+def test_answer_keeps_to_the_hits_about_the_named_topic() -> None:
+    emb = HashingEmbedder()
+    hits = [
+        make_hit(
+            "a",
+            "Acetaminophen side effects are uncommon at recommended doses.",
+            title="Acetaminophen",
+        ),
+        make_hit(
+            "b", "Ibuprofen side effects include indigestion and heartburn.", title="Ibuprofen"
+        ),
+    ]
+    out = compose_answer("What are acetaminophen side effects?", hits, emb, min_sentence_score=0.0)
+    assert [c.chunk_id for c in out.citations] == ["a"]
+    assert "Ibuprofen" not in out.text

@@ -248,15 +248,25 @@ def compose_answer(
     min_sentence_score: float = MIN_SENTENCE_SCORE,
     relative_floor: float = RELATIVE_FLOOR,
     max_embedded: int = MAX_EMBEDDED,
+    require_topic: bool = True,
 ) -> ComposedAnswer:
     """An extractive, cited answer to ``query`` from ``hits`` (best first). See the module
-    docstring for the scoring; deterministic for a deterministic embedder."""
+    docstring for the scoring; deterministic for a deterministic embedder. ``require_topic``
+    False skips the topic-coverage refusal: when the caller chose the passage (selected-text
+    mode), it is the context by definition."""
     if no_answer or not hits or max_sentences < 1:
         return _no_answer(no_answer_message, hits)
     allowed, uncovered = _focus(query, hits)
-    if uncovered:
+    if uncovered and require_topic:
         return _no_answer(no_answer_message, hits)
     cands = _candidates(hits, allowed)
+    if not cands and not require_topic:
+        # A chosen passage too short to hold a sentence (a list item, a phrase) is quoted whole.
+        cands = [
+            _Candidate(" ".join(strip_inline(h.context or h.chunk.text).split()), rank, 0)
+            for rank, h in enumerate(hits)
+            if (h.context or h.chunk.text).strip()
+        ]
     if not cands:
         return _no_answer(no_answer_message, hits)
 

@@ -112,5 +112,6 @@ class RagNodes:
             hits=state.hits,
             history=state.history,
             system=system,
+            selected_text=answering.retrieval_mode(self.agent, state.options) == "selected_text",
         )
         return {"reply": out.reply, "citations": out.citations, "no_answer": out.no_answer}

@@ -99,6 +99,7 @@ async def answer(
     hits: Sequence[Hit],
     history: Sequence[HistoryMessage],
     system: str,
+    selected_text: bool = False,
 ) -> Answer:
     """A grounded answer citing ``hits`` as [n], with the agent's disclaimer. Offline: the
     extractive ``compose_answer``; with a model: streamed, and NO_ANSWER becomes the agent's
@@ -112,6 +113,9 @@ async def answer(
             deps.embedder,
             disclaimer=agent.disclaimer,
             no_answer_message=agent.no_answer_message,
+            # The caller chose the passage: quote its best sentences rather than refuse.
+            require_topic=not selected_text,
+            **({"min_sentence_score": 0.0} if selected_text else {}),
         )
         emit(composed.text)
         return Answer(composed.text, list(composed.citations), composed.no_answer)
