@@ -12,6 +12,7 @@ from typing import Any
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.deps import AgentDeps
 from ragchat.agents.offline import compose_answer, is_follow_up, reformulate
+from ragchat.agents.offline.compose import MIN_SENTENCE_SCORE
 from ragchat.agents.shared.llm import emit, history_messages, stream_answer
 from ragchat.agents.types import Citation, HistoryMessage, citation_from_hit
 from ragchat.llm.base import Message
@@ -115,7 +116,7 @@ async def answer(
             no_answer_message=agent.no_answer_message,
             # The caller chose the passage: quote its best sentences rather than refuse.
             require_topic=not selected_text,
-            **({"min_sentence_score": 0.0} if selected_text else {}),
+            min_sentence_score=0.0 if selected_text else MIN_SENTENCE_SCORE,
         )
         emit(composed.text)
         return Answer(composed.text, list(composed.citations), composed.no_answer)
