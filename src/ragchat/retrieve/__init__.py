@@ -2,7 +2,13 @@
 
 from ragchat.retrieve.expansion import PRFExpander, QueryExpander
 from ragchat.retrieve.factory import build_retriever
-from ragchat.retrieve.fusion import minmax_normalise, rrf_fusion, weighted_minmax_fusion
+from ragchat.retrieve.fusion import (
+    minmax_normalise,
+    rrf_fusion,
+    weighted_minmax_fusion,
+    weighted_score_fusion,
+    zscore_normalise,
+)
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.retrieve.rerank import CrossEncoderReranker, load_reranker
 from ragchat.retrieve.selection import retrieve_from_text
@@ -18,4 +24,6 @@ __all__ = [
     "retrieve_from_text",
     "rrf_fusion",
     "weighted_minmax_fusion",
+    "weighted_score_fusion",
+    "zscore_normalise",
 ]

@@ -82,3 +82,53 @@ def rrf_fusion(
         for rank, (chunk_id, _) in enumerate(ordered, start=1):
             fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (k + rank)
     return sort_ranked(fused.items())
+
+
+def zscore_normalise(ranked: Ranked) -> list[tuple[str, float]]:
+    """Standard scores ``(s - mean) / std``, keeping the input order.
+
+    Unlike min-max, one outlier (a BM25 score far above the rest) does not squash every other
+    score towards 0. With no spread (one item, or all equal) every score becomes 0.0.
+    """
+    if not ranked:
+        return []
+    values = [score for _, score in ranked]
+    mean = sum(values) / len(values)
+    std = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    if std == 0.0:
+        return [(chunk_id, 0.0) for chunk_id, _ in ranked]
+    return [(chunk_id, (score - mean) / std) for chunk_id, score in ranked]
+
+
+NORMALISERS = {"minmax": minmax_normalise, "zscore": zscore_normalise}
+
+
+def weighted_score_fusion(
+    lists: Sequence[tuple[Ranked, float]], normalisation: str = "minmax"
+) -> list[tuple[str, float]]:
+    """``sum_i w_i * norm_i(score)`` over several ``(ranked list, weight)`` pairs.
+
+    Each list is normalised on its own (``"minmax"`` or ``"zscore"``). A chunk missing from a
+    list scores "below everything it returned": 0 under min-max (so ``weighted_minmax_fusion``
+    is the two-list special case), the list's lowest z-score under z-score (one standard
+    deviation below its members when they all scored the same).
+    """
+    if normalisation not in NORMALISERS:
+        raise ValueError(f"unknown normalisation {normalisation!r}; use minmax or zscore")
+    norm = NORMALISERS[normalisation]
+    normed: list[tuple[dict[str, float], float, float]] = []
+    for ranked, weight in lists:
+        if weight < 0:
+            raise ValueError(f"weights must be >= 0, got {weight}")
+        scores = dict(norm(list(_best_per_id(ranked).items())))
+        floor = 0.0
+        if normalisation == "zscore" and scores:
+            low, high = min(scores.values()), max(scores.values())
+            floor = low if high > low else low - 1.0
+        normed.append((scores, weight, floor))
+    ids = set().union(*(scores.keys() for scores, _, _ in normed))
+    fused = {
+        chunk_id: sum(w * scores.get(chunk_id, floor) for scores, w, floor in normed)
+        for chunk_id in ids
+    }
+    return sort_ranked(fused.items())

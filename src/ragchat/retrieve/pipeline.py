@@ -1,7 +1,8 @@
 """``KBRetriever``: the retrieval pipeline over one knowledge base.
 
 Steps, each timed in ``result.timings`` (milliseconds) only when it ran:
-``embed`` (once per query) → ``dense`` / ``bm25`` / ``fusion`` (the configured mode) →
+``embed`` (once per query) → ``dense`` / ``bm25`` / ``title`` / ``fusion`` (the configured
+mode) → ``prf`` (optional dense Rocchio feedback: second pass with the moved query vector) →
 ``expand`` (optional, second pass + multi-query RRF) → ``rerank`` (optional) → gate and
 adaptive top-k → ``post`` (parents, neighbours, dedupe) → truncate to top-k; plus ``total``.
 
@@ -17,9 +18,10 @@ from dataclasses import replace
 from typing import Any
 
 from ragchat.errors import RetrievalError
-from ragchat.index.base import SearchableKB
+from ragchat.index.base import SearchableKB, Vector
 from ragchat.retrieve.base import Reranker
 from ragchat.retrieve.expansion import PRFExpander, QueryExpander
+from ragchat.retrieve.feedback import feedback_vectors, rocchio
 from ragchat.retrieve.fusion import rrf_fusion
 from ragchat.retrieve.gate import (
     DEFAULT_HIGH,
@@ -111,6 +113,9 @@ class KBRetriever:
         with timed(timings, "embed"):  # also needed in bm25 mode: the gate is a cosine
             query_vec = self.kb.embedder.embed_query(query)
         hits = search_candidates(self.kb, cfg, query, query_vec, filters, timings)
+        if cfg.prf_docs > 0 and cfg.mode != "bm25" and hits:
+            with timed(timings, "prf"):
+                hits = self._dense_feedback(query, query_vec, hits, filters)
         result.hits = hits
 
         if cfg.query_expansion and hits:
@@ -152,6 +157,21 @@ class KBRetriever:
             )
         timings["total"] = (time.perf_counter() - start) * 1000.0
         return result
+
+    def _dense_feedback(
+        self,
+        query: str,
+        query_vec: Vector,
+        hits: list[Hit],
+        filters: Mapping[str, Any] | None,
+    ) -> list[Hit]:
+        """Rocchio: search again with the query vector moved towards the top ``prf_docs``
+        hits (the gate keeps using the original query's cosine)."""
+        cfg = self.config
+        feedback = feedback_vectors(self.kb, [h.chunk for h in hits[: cfg.prf_docs]])
+        moved = rocchio(query_vec, feedback, cfg.prf_weight)
+        scratch: Timings = {}
+        return search_candidates(self.kb, cfg, query, moved, filters, scratch)
 
     def _expand(
         self, query: str, result: RetrievalResult, filters: Mapping[str, Any] | None

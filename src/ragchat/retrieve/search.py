@@ -12,7 +12,14 @@ from typing import Any
 
 from ragchat.errors import RetrievalError
 from ragchat.index.base import SearchableKB, Vector
-from ragchat.retrieve.fusion import rrf_fusion, sort_ranked, weighted_minmax_fusion
+from ragchat.retrieve.fields import title_index
+from ragchat.retrieve.fusion import (
+    Ranked,
+    rrf_fusion,
+    sort_ranked,
+    weighted_minmax_fusion,
+    weighted_score_fusion,
+)
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit
 
@@ -31,12 +38,61 @@ def timed(timings: Timings, step: str) -> Iterator[None]:
 
 
 def _fuse(
-    config: RetrievalSettings, dense: list[tuple[str, float]], bm25: list[tuple[str, float]]
+    config: RetrievalSettings,
+    dense: list[tuple[str, float]],
+    bm25: list[tuple[str, float]],
+    title: list[tuple[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     if config.fusion == "rrf":
         # A zero BM25 score (dense-first candidates sharing no term) is not a rank: drop it.
-        return rrf_fusion([dense, [(c, s) for c, s in bm25 if s > 0]], k=config.rrf_k)
-    return weighted_minmax_fusion(dense, bm25, config.alpha)
+        lists = [dense, [(c, s) for c, s in bm25 if s > 0]]
+        weights = [1.0, 1.0]
+        if title:
+            # On the scale of the score fusions: dense + BM25 weigh 1 together there, 2 here.
+            lists.append([(c, s) for c, s in title if s > 0])
+            weights.append(2.0 * config.title_weight)
+        return rrf_fusion(lists, k=config.rrf_k, weights=weights)
+    if config.fusion == "minmax" and not title:
+        return weighted_minmax_fusion(dense, bm25, config.alpha)
+    weighted: list[tuple[Ranked, float]] = [(dense, config.alpha), (bm25, 1.0 - config.alpha)]
+    if title:
+        weighted.append((title, config.title_weight))
+    return weighted_score_fusion(weighted, config.fusion)
+
+
+def _complete(
+    kb: SearchableKB,
+    query: str,
+    query_vec: Vector,
+    dense: list[tuple[str, float]],
+    bm25: list[tuple[str, float]],
+    timings: Timings,
+) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """Both lists over the union of their candidates: the cosine of a BM25-only candidate and
+    the BM25 score of a dense-only one are looked up rather than left out."""
+    in_dense, in_bm25 = {c for c, _ in dense}, {c for c, _ in bm25}
+    need_dense = [c for c, _ in bm25 if c not in in_dense]
+    need_bm25 = [c for c, _ in dense if c not in in_bm25]
+    if need_dense:
+        with timed(timings, "dense"):
+            dense = dense + list(
+                zip(need_dense, kb.dense_scores(query_vec, need_dense), strict=True)
+            )
+    if need_bm25:
+        with timed(timings, "bm25"):
+            bm25 = bm25 + list(zip(need_bm25, kb.bm25_scores(query, need_bm25), strict=True))
+    return dense, bm25
+
+
+def _titles(
+    kb: SearchableKB, query: str, ids: list[str], timings: Timings
+) -> list[tuple[str, float]] | None:
+    """Title BM25 of the candidates; None when the knowledge base cannot list its titles."""
+    with timed(timings, "title"):
+        index = title_index(kb)
+        if index is None:
+            return None
+        return list(zip(ids, index.scores(query, ids), strict=True))
 
 
 def search_candidates(
@@ -48,7 +104,12 @@ def search_candidates(
     timings: Timings,
 ) -> list[Hit]:
     """Up to ``config.candidates`` hits, best first, with per-retriever scores in
-    ``hit.scores`` (``dense``, ``bm25``, ``fused``). ``query_vec`` may be None in bm25 mode."""
+    ``hit.scores`` (``dense``, ``bm25``, ``title``, ``fused``). ``query_vec`` may be None in
+    bm25 mode.
+
+    Fused modes honour ``complete_scores`` (hybrid: both scores for every candidate) and
+    ``title_weight`` (title BM25 as a third signal; ignored when the knowledge base cannot list
+    its chunks' titles)."""
     mode = config.mode
     if mode not in MODES:
         raise RetrievalError(f"unknown retrieval mode {mode!r}; use one of {', '.join(MODES)}")
@@ -68,15 +129,25 @@ def search_candidates(
         with timed(timings, "bm25"):
             ids = [chunk_id for chunk_id, _ in dense]
             bm25 = list(zip(ids, kb.bm25_scores(query, ids), strict=True)) if ids else []
-    step = "fusion" if mode in ("hybrid", "dense_first") else mode
-    with timed(timings, step):
+    fused = mode in ("hybrid", "dense_first")
+    # RRF ranks each list as returned: completing them would only append ranks past the end.
+    complete = config.complete_scores and config.fusion != "rrf"
+    if mode == "hybrid" and complete and query_vec is not None:
+        dense, bm25 = _complete(kb, query, query_vec, dense, bm25, timings)
+    title: list[tuple[str, float]] | None = None
+    if fused and config.title_weight > 0:
+        ids = list(dict.fromkeys([c for c, _ in dense] + [c for c, _ in bm25]))
+        title = _titles(kb, query, ids, timings)
+    with timed(timings, "fusion" if fused else mode):
         if mode == "dense":
             ranked = sort_ranked(dense)
         elif mode == "bm25":
             ranked = sort_ranked(bm25)
         else:
-            ranked = _fuse(config, dense, bm25)
-        return _to_hits(kb, ranked[:n], dict(dense), dict(bm25), fused=step == "fusion")
+            ranked = _fuse(config, dense, bm25, title)
+        return _to_hits(
+            kb, ranked[:n], dict(dense), dict(bm25), fused=fused, title=dict(title or [])
+        )
 
 
 def _to_hits(
@@ -86,6 +157,7 @@ def _to_hits(
     bm25: dict[str, float],
     *,
     fused: bool,
+    title: dict[str, float] | None = None,
 ) -> list[Hit]:
     chunks = {c.chunk_id: c for c in kb.get_chunks([chunk_id for chunk_id, _ in ranked])}
     hits: list[Hit] = []
@@ -98,6 +170,8 @@ def _to_hits(
             scores["dense"] = dense[chunk_id]
         if chunk_id in bm25:
             scores["bm25"] = bm25[chunk_id]
+        if title and title.get(chunk_id, 0.0) > 0:
+            scores["title"] = title[chunk_id]
         if fused:
             scores["fused"] = score
         hits.append(Hit(chunk=chunk, score=score, scores=scores))

@@ -1,0 +1,57 @@
+"""Dense pseudo-relevance feedback (Rocchio): move the query vector towards its top hits.
+
+``q' = normalise(q + weight * mean(top hits' vectors))``, then the knowledge base is searched
+again with ``q'``. It costs one matrix-vector product per feedback pass when the knowledge base
+can hand out stored vectors, and a few document embeddings when it cannot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragchat.index.base import Matrix, SearchableKB, Vector
+from ragchat.types import Chunk
+
+
+def stored_vectors(kb: SearchableKB, chunk_ids: Sequence[str]) -> Matrix | None:
+    """The indexed vectors of ``chunk_ids`` when ``kb`` keeps them (``KnowledgeBase`` with a
+    flat or HNSW index: ``kb.dense.vector(label)``), else None. Not part of ``SearchableKB``:
+    any other implementation falls back to embedding the texts."""
+    dense = getattr(kb, "dense", None)
+    label_of = getattr(kb, "_label_of", None)
+    vector = getattr(dense, "vector", None)
+    if not callable(vector) or not isinstance(label_of, dict):
+        return None
+    rows: list[Vector] = []
+    for chunk_id in chunk_ids:
+        label = label_of.get(chunk_id)
+        row = vector(label) if label is not None else None
+        if row is None:
+            return None
+        rows.append(np.asarray(row, dtype=np.float32))
+    return np.stack(rows) if rows else None
+
+
+def feedback_vectors(kb: SearchableKB, chunks: Sequence[Chunk]) -> Matrix:
+    """Vectors of the feedback chunks: stored ones when available, else freshly embedded."""
+    stored = stored_vectors(kb, [c.chunk_id for c in chunks])
+    if stored is not None:
+        return stored
+    return np.asarray(kb.embedder.embed_documents([c.text for c in chunks]), dtype=np.float32)
+
+
+def rocchio(query_vec: Vector, doc_vecs: Matrix, weight: float) -> Vector:
+    """``normalise(q + weight * mean(doc_vecs))``; ``q`` unchanged without feedback."""
+    if weight < 0:
+        raise ValueError(f"weight must be >= 0, got {weight}")
+    if len(doc_vecs) == 0 or weight == 0:
+        return query_vec
+    moved = np.asarray(query_vec, dtype=np.float32) + weight * np.asarray(
+        doc_vecs, dtype=np.float32
+    ).mean(axis=0)
+    norm = float(np.linalg.norm(moved))
+    if norm == 0.0:
+        return query_vec
+    return (moved / norm).astype(np.float32)
