@@ -48,11 +48,8 @@ async def list_kbs(me: CurrentUser, state: State) -> list[KnowledgeBaseOut]:
     summary="The whole text of a cited passage (citations carry a preview)",
 )
 async def get_passage(chunk_id: str, me: CurrentUser, state: State) -> PassageOut:
-    kb, chunk = await run_sync(state.documents.passage, me.user_id, chunk_id)
-    parents = []
-    if chunk.parent_id:
-        parents = await run_sync(state.documents.parent_text, kb, chunk.parent_id)
-    context = parents[0] if parents and parents[0].strip() != chunk.text.strip() else None
+    kb, chunk, parent = await run_sync(state.documents.passage, me.user_id, chunk_id)
+    context = parent if parent is not None and parent.strip() != chunk.text.strip() else None
     md = chunk.metadata
     return PassageOut(
         chunk_id=chunk.chunk_id,

@@ -107,24 +107,22 @@ class DocumentService:
         views = [DocumentView(r, self.owner_of(kb, r)) for r in self.registry.documents(kb)]
         return [v for v in views if v.owner in (None, user_id)]
 
-    def passage(self, user_id: str, chunk_id: str) -> tuple[str, Chunk]:
-        """(knowledge base, chunk) for a cited chunk the caller may see: a citation carries only a
-        preview, the source panel shows the whole passage. Another user's upload is a 404."""
+    def passage(self, user_id: str, chunk_id: str) -> tuple[str, Chunk, str | None]:
+        """(knowledge base, chunk, parent text) for a cited chunk the caller may see: a citation
+        carries only a preview, the source panel shows the whole passage. Another user's upload
+        is a 404. One read of the knowledge base serves the chunk, its owner and its parent."""
         for kb in self.registry.names():
             with self.registry.reading(kb) as base:
                 found = base.get_chunks([chunk_id])
                 if not found:
                     continue
-                rows = {r.doc_id: r for r in base.store.documents()}
-            row = rows.get(found[0].doc_id)
+                chunk = found[0]
+                row = next((r for r in base.store.documents() if r.doc_id == chunk.doc_id), None)
+                parent = base.get_chunks([chunk.parent_id]) if chunk.parent_id else []
             if row is not None and self.owner_of(kb, row) in (None, user_id):
-                return kb, found[0]
+                return kb, chunk, parent[0].text if parent else None
             break
         raise ApiError(404, "not_found", "passage not found")
-
-    def parent_text(self, kb: str, parent_id: str) -> list[str]:
-        with self.registry.reading(kb) as base:
-            return [c.text for c in base.get_chunks([parent_id])]
 
     # -- upload and ingestion ------------------------------------------------------------------
     def save_uploads(self, user_id: str, kb: str, files: Sequence[Upload]) -> list[Path]:
