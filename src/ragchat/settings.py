@@ -109,6 +109,10 @@ class LLMSettings(BaseModel):
     n_ctx: int = Field(default=2048, ge=256)
     n_threads: int = Field(default=1, ge=1)
     n_threads_batch: int = Field(default=2, ge=1)
+    # Replies that exist whole at once (the offline answerer, canned and refusal messages) are
+    # streamed one word group per this many milliseconds, so a reader sees them written rather
+    # than dropped in; 0 sends them in one burst. Non-streaming calls never wait.
+    stream_pace_ms: float = Field(default=12.0, ge=0.0, le=1000.0)
 
     def options_for(self, node: str) -> GenerationOptions:
         """The node's options over the defaults; unknown nodes get the defaults."""

@@ -58,9 +58,9 @@ def make_engine(
     kbs: dict[str, KnowledgeBase],
 ) -> EngineFactory:
     def make(config: AppConfig | None = None, **deps: Any) -> ChatEngine:
+        deps.setdefault("settings", settings)
         return ChatEngine(
             AgentDeps(
-                settings=settings,
                 app_config=config or app_config,
                 embedder=embedder,
                 kb_opener=kbs.__getitem__,

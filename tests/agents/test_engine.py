@@ -12,6 +12,7 @@ from ragchat.agents.types import ConversationState, TurnEvent, TurnOptions
 from ragchat.errors import LLMUnavailable
 from ragchat.llm.base import GenerationOptions, Message
 from ragchat.llm.fake import ScriptedChatModel
+from ragchat.settings import Settings
 
 from .helpers import EngineFactory, run
 
@@ -58,6 +59,37 @@ def test_stream_passes_model_deltas_through(make_engine: EngineFactory) -> None:
     tokens, _ = _check_order(events)
     deltas = [e["text"] for e in events if e["type"] == "token"]
     assert tokens == "I hear you. That sounds like a really long week." and len(deltas) == 10
+
+
+def test_whole_replies_are_paced_when_streamed_and_model_deltas_are_not(
+    make_engine: EngineFactory, settings: Settings
+) -> None:
+    """An offline reply exists whole at once; streamed, its deltas are spaced ``stream_pace_ms``
+    apart so the page shows it being written (a lower bound: sleeping never takes less)."""
+
+    def pacing(ms: float) -> Settings:
+        llm = settings.llm.model_copy(update={"stream_pace_ms": ms})
+        return settings.model_copy(update={"llm": llm})
+
+    async def arrivals(engine: ChatEngine, message: str, agent: str) -> list[float]:
+        stream = engine.stream_turn(
+            conversation=ConversationState("s1"),
+            message=message,
+            user_id="u1",
+            options=TurnOptions(agent=agent),
+        )
+        loop = asyncio.get_running_loop()
+        return [loop.time() async for e in stream if e["type"] == "token"]
+
+    times = run(arrivals(make_engine(settings=pacing(40.0)), "What is ibuprofen?", "medical"))
+    assert len(times) > 5
+    assert times[-1] - times[0] >= 0.9 * 0.040 * (len(times) - 1)
+
+    model = ScriptedChatModel(["I hear you. That sounds like a really long week."] * 2)
+    # A model's deltas arrive at the model's own pace: a full second between them would show.
+    modelled = make_engine(settings=pacing(1000.0), chat_model=model)
+    times = run(arrivals(modelled, "I'm exhausted", "support"))
+    assert len(times) == 10 and times[-1] - times[0] < 5.0
 
 
 class _SlowModel(ScriptedChatModel):

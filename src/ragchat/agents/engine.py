@@ -4,6 +4,7 @@ stream of events. The engine is stateless between turns: the caller loads the co
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from typing import Any, cast
@@ -130,6 +131,8 @@ class ChatEngine:
         start = self.deps.clock()
         payload = self._input(conversation, message, user_id, options)
         final: dict[str, Any] = {}
+        pace = self.deps.settings.llm.stream_pace_ms / 1000.0
+        paced_before = False
         stream = cast(
             AsyncGenerator[tuple[tuple[str, ...], str, Any], None],
             self.graph.astream(payload, stream_mode=["custom", "values"], subgraphs=True),
@@ -137,6 +140,11 @@ class ChatEngine:
         async with aclosing(stream) as events:
             async for namespace, mode, chunk in events:
                 if mode == "custom" and isinstance(chunk, dict):
+                    if chunk.get("paced"):
+                        chunk = {k: v for k, v in chunk.items() if k != "paced"}
+                        if paced_before and pace > 0:
+                            await asyncio.sleep(pace)
+                        paced_before = True
                     yield chunk
                 elif mode == "values" and not namespace:
                     final = chunk

@@ -38,12 +38,16 @@ def word_groups(text: str, size: int = WORDS_PER_DELTA) -> list[str]:
 
 
 def emit(text: str) -> None:
-    """Streams already-complete text (offline answers, canned replies) as small deltas."""
+    """Streams already-complete text (offline answers, canned replies) as small deltas.
+
+    They are marked ``paced``: the engine spaces them out when streaming (see
+    ``ChatEngine.stream_turn``), since deltas written in one go would reach a reader as one
+    burst and the reply would appear all at once."""
     if not text:
         return
     write = get_stream_writer()
     for delta in word_groups(text):
-        write({"type": "token", "text": delta})
+        write({"type": "token", "text": delta, "paced": True})
 
 
 def history_messages(
