@@ -1,13 +1,24 @@
-"""Uploads: job with progress → listed → searchable through /query → deleted; ownership."""
+"""Uploads: job with progress → listed → searchable through /query → deleted; ownership; jobs
+left unfinished by a restart."""
 
 from __future__ import annotations
 
+import logging
 import time
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from ragchat.api import create_app
+from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
+from ragchat.index.fake import HashingEmbedder
+from ragchat.settings import ApiSettings, Settings
+from ragchat.store import build_store
+
 from .conftest import AppFactory
+from .fakes import FakeEngine
 
 NOTE = b"""# Quokka care
 
@@ -119,3 +130,30 @@ def test_a_file_that_fails_to_parse_fails_the_job(make_app: AppFactory) -> None:
     job = wait_for(client, accepted["job_id"])
     assert job["status"] == "failed"
     assert job["result"]["errors"][0]["file"] == "broken.pdf"
+
+
+def test_a_job_left_unfinished_by_a_restart_is_reported_failed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(data_dir=tmp_path, api=ApiSettings(rate_limit_per_minute=1000))
+    before = build_store(settings)
+    user = before.ensure_user()
+    _, secret = before.create_api_key(user.id, "test")
+    running = before.create_job(user.id, "notes", total=1)
+    before.update_job(running.id, status="running", progress=0.4, message="embed 2/5")
+    queued = before.create_job(user.id, "notes", total=1)
+    done = before.create_job(user.id, "notes", total=1)
+    before.update_job(done.id, status="done", progress=1.0, message="1 document(s), 3 chunks")
+    before.close()  # the server dies here, mid-ingestion
+
+    app = create_app(settings, engine=FakeEngine(), embedder=HashingEmbedder(), bootstrap=False)
+    headers = {"Authorization": f"Bearer {secret}"}
+    with caplog.at_level(logging.WARNING, logger="ragchat"), TestClient(app, headers=headers) as c:
+        for job in (running, queued):
+            got = c.get(f"/jobs/{job.id}").json()
+            assert (got["status"], got["message"]) == ("failed", INTERRUPTED_JOB_MESSAGE)
+            assert got["message"].startswith("interrupted: the server restarted")
+        assert c.get(f"/jobs/{running.id}").json()["progress"] == 0.4
+        finished = c.get(f"/jobs/{done.id}").json()
+        assert (finished["status"], finished["message"]) == ("done", "1 document(s), 3 chunks")
+    assert "marked 2 upload job(s) interrupted by a restart as failed" in caplog.text

@@ -283,6 +283,31 @@ def test_jobs_are_owned_and_updated(store: SqlStore) -> None:
         store.update_job("missing", status="failed")
 
 
+def test_unfinished_jobs_fail_with_the_message_and_finished_ones_stay(store: SqlStore) -> None:
+    store.ensure_user("alice")
+    store.ensure_user("bob")
+    queued = store.create_job("alice", "notes", total=1, message="queued")
+    running = store.update_job(
+        store.create_job("bob", "notes", total=3).id,
+        status="running",
+        progress=0.4,
+        done=1,
+        message="embed 2/5",
+    )
+    done = store.update_job(store.create_job("alice", "notes").id, status="done", message="ok")
+    failed = store.update_job(store.create_job("alice", "notes").id, status="failed", message="x")
+
+    assert store.fail_unfinished_jobs("interrupted by a restart") == 2
+    for before, owner in ((queued, "alice"), (running, "bob")):
+        after = store.get_job(owner, before.id)
+        assert (after.status, after.message) == ("failed", "interrupted by a restart")
+        assert (after.progress, after.done) == (before.progress, before.done)
+        assert after.updated_at > before.updated_at
+    assert store.get_job("alice", done.id) == done
+    assert store.get_job("alice", failed.id) == failed
+    assert store.fail_unfinished_jobs("again") == 0
+
+
 def test_memories_per_user(store: SqlStore) -> None:
     store.ensure_user("alice")
     store.ensure_user("bob")

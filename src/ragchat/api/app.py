@@ -1,10 +1,10 @@
 """``create_app``: the FastAPI application and its lifespan.
 
-Start-up (in a worker thread, it blocks): the store (migrations, crash recovery), the
-embedder, the configured knowledge bases' sources ingested (the bundled samples on a fresh
-data directory, a cheap hash check afterwards), the engine wired to the shared knowledge-base
-registry and the persistent memory, and a periodic cleaner of idle sessions. Tests inject any
-of these."""
+Start-up (in a worker thread, it blocks): the store (migrations, crash recovery: replies left
+half-written become "interrupted", upload jobs left unfinished "failed"), the embedder, the
+configured knowledge bases' sources ingested (the bundled samples on a fresh data directory, a
+cheap hash check afterwards), the engine wired to the shared knowledge-base registry and the
+persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these."""
 
 from __future__ import annotations
 
@@ -118,7 +118,10 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
         log.warning("the engine opens its own knowledge bases: uploads need a restart")
     signer = CookieSigner(cookie_secret(settings), secure=settings.api.cookie_secure)
     threaded = ThreadedEngine(engine)
-    return AppState.build(settings, store, threaded, embedder, registry, memory, signer)
+    state = AppState.build(settings, store, threaded, embedder, registry, memory, signer)
+    if given.store is None:  # an injected store is its owner's to recover (and to close)
+        state.documents.fail_interrupted_jobs()
+    return state
 
 
 def create_app(
@@ -133,7 +136,8 @@ def create_app(
 ) -> FastAPI:
     """The application. ``bootstrap`` (ingest configured KB sources at start-up) defaults to
     ``settings.api.bootstrap_knowledge_bases`` when the engine is built here, off when one is
-    injected. An injected store is not closed at shutdown."""
+    injected. An injected store is its owner's: its unfinished upload jobs are left alone (it
+    may serve another app's) and it is not closed at shutdown."""
     settings = settings or Settings()
     api = settings.api
     if any(o.strip() == "*" for o in api.cors_origins):

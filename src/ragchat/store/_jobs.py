@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from ragchat.errors import NotFound
 from ragchat.store._core import SqlCore, new_id
 from ragchat.store.models import IngestionJobRecord, MemoryRecord
 from ragchat.store.rows import JobRow, JobStatus, MemoryRow
+
+_UNFINISHED: tuple[JobStatus, ...] = ("queued", "running")
 
 
 class JobsMixin(SqlCore):
@@ -84,6 +86,16 @@ class JobsMixin(SqlCore):
                 .offset(offset)
             )
             return [_job(r) for r in rows]
+
+    def fail_unfinished_jobs(self, message: str) -> int:
+        J = IngestionJobRecord
+        with self._tx() as s:
+            result = s.execute(
+                update(J)
+                .where(J.status.in_(_UNFINISHED))
+                .values(status="failed", message=message, updated_at=self._now())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
 
     # -- long-term memory ----------------------------------------------------------------------
     def add_memory(

@@ -157,6 +157,11 @@ class JobRepository(Protocol):
         """Newest first."""
         ...
 
+    def fail_unfinished_jobs(self, message: str) -> int:
+        """At startup: every job still "queued" or "running" becomes "failed" with ``message``
+        (their worker died with the previous process); returns how many."""
+        ...
+
 
 class MemoryRepository(Protocol):
     def add_memory(

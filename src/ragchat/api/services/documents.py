@@ -38,6 +38,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
 _PROGRESS_EVERY_S = 0.25
 # Share of the job's progress bar per ingestion stage (reading files, then embedding chunks).
 _STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95)}
+INTERRUPTED_JOB_MESSAGE = (
+    "interrupted: the server restarted before this upload was ingested; upload the file again"
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,18 @@ class DocumentService:
         job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
         self.executor.submit(self.run_job, job.id, kb, list(paths))
         return job
+
+    def fail_interrupted_jobs(self) -> int:
+        """At start-up, before any upload: fails every job still "queued" or "running".
+
+        Jobs run on this process's in-memory executor, so such a row was left by a process that
+        died or restarted mid-job and nothing will ever finish it; without this the page's
+        progress would never end. Safe because one server process owns its data directory
+        (``ragchat serve`` runs one worker): no live worker holds any of these jobs."""
+        failed = self.store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
+        if failed:
+            log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
+        return failed
 
     def run_job(self, job_id: str, kb: str, paths: list[Path]) -> None:
         """The worker: ingest, then record the outcome. Never raises (the job row says why)."""
