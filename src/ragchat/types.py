@@ -12,6 +12,16 @@ NO_ANSWER = "NO_ANSWER"
 
 
 @dataclass(frozen=True)
+class Exclude:
+    """A filter value meaning "anything but these", e.g. ``{"doc_id": Exclude(("a", "b"))}``:
+    the documents a user may not see. Kept apart from inclusion filters because a short
+    exclusion list over a large collection is served by over-fetching, not by enumerating
+    every allowed row."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TimedSpan:
     """A character range of a transcript section and the time/speaker it was spoken at."""
 

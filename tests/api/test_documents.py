@@ -157,3 +157,52 @@ def test_a_job_left_unfinished_by_a_restart_is_reported_failed(
         finished = c.get(f"/jobs/{done.id}").json()
         assert (finished["status"], finished["message"]) == ("done", "1 document(s), 3 chunks")
     assert "marked 2 upload job(s) interrupted by a restart as failed" in caplog.text
+
+
+def _quokka_answer(client: TestClient, kb: str) -> dict[str, Any]:
+    r = client.post("/query", json={"question": "What do quokkas eat?", "kb": kb})
+    assert r.status_code == 200, r.text
+    answer: dict[str, Any] = r.json()
+    return answer
+
+
+def _grounded_in_quokkas(answer: dict[str, Any]) -> bool:
+    return not answer["no_answer"] and any("quokka" in s["source"] for s in answer["sources"])
+
+
+def _upload(client: TestClient, kb: str, name: str) -> str:
+    accepted = client.post(f"/kb/{kb}/documents", files={"files": (name, NOTE)}).json()
+    job = wait_for(client, accepted["job_id"])
+    assert job["status"] == "done", job
+    docs = [d for d in client.get(f"/kb/{kb}/documents").json() if not d["shared"]]
+    assert len(docs) == 1
+    return str(docs[0]["doc_id"])
+
+
+def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
+    """Alice's private file never reaches Bob's answers; when Bob uploads the same bytes the
+    one document is both of theirs, and either deleting keeps it for the other."""
+    alice, bob = TestClient(real_app), TestClient(real_app)
+    kb = "private-notes"
+    doc_id = _upload(alice, kb, "quokka-care.md")
+    assert _grounded_in_quokkas(_quokka_answer(alice, kb))
+    leaked = _quokka_answer(bob, kb)
+    assert not _grounded_in_quokkas(leaked) and "Guichenotia" not in leaked["answer"]
+    assert bob.get(f"/kb/{kb}/documents").json() == []
+
+    assert _upload(bob, kb, "my-quokka-notes.md") == doc_id  # same bytes, same document
+    assert _grounded_in_quokkas(_quokka_answer(bob, kb))
+
+    assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
+    assert alice.get(f"/kb/{kb}/documents").json() == []
+    assert not _grounded_in_quokkas(_quokka_answer(alice, kb))
+    assert [d["doc_id"] for d in bob.get(f"/kb/{kb}/documents").json()] == [doc_id]
+    bob_answer = _quokka_answer(bob, kb)
+    assert _grounded_in_quokkas(bob_answer)
+    chunk_id = bob_answer["sources"][0]["chunk_id"]
+    assert bob.get(f"/passages/{chunk_id}").status_code == 200
+    assert alice.get(f"/passages/{chunk_id}").status_code == 404
+
+    assert bob.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
+    assert bob.get(f"/kb/{kb}/documents").json() == []
+    assert not _grounded_in_quokkas(_quokka_answer(bob, kb))

@@ -8,7 +8,7 @@ from ragchat.errors import IndexError_, KnowledgeBaseNotFound, ModelMismatchErro
 from ragchat.index.base import SearchableKB
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
-from ragchat.types import Chunk
+from ragchat.types import Chunk, Exclude
 
 
 def _doc(doc_id: str, texts: list[str], **meta: object) -> list[Chunk]:
@@ -74,6 +74,28 @@ def test_filters_on_metadata_and_doc_id(kb: KnowledgeBase) -> None:
     assert {c for c, _ in kb.dense_search(q, 10, {"chapter": ["2"]})} == {"b_s0_c0", "b_s0_c1"}
     assert {c for c, _ in kb.bm25_search("ibuprofen", 10, {"doc_id": "b"})} == set()
     assert kb.dense_search(q, 10, {"chapter": 99}) == []
+
+
+@pytest.mark.parametrize("dense", ["flat", "hnsw"])
+def test_excluded_documents_are_never_returned(tmp_path: Path, dense: str) -> None:
+    """An exclusion drops every chunk of those documents and still fills k from the rest."""
+    base = KnowledgeBase.create(tmp_path, "demo", HashingEmbedder(), dense_backend=dense)
+    base.add_chunks(_doc("a", ["ibuprofen relieves pain", "take ibuprofen with food"]))
+    base.add_chunks(_doc("b", ["ibuprofen for fever", "ibuprofen and asthma"], chapter=2))
+    base.add_chunks(_doc("c", ["toddlers need eleven hours of sleep", "naps shorten"]))
+    q = base.embedder.embed_query("ibuprofen")
+    hide_a = {"doc_id": Exclude(("a",))}
+    for found in (base.dense_search(q, 3, hide_a), base.bm25_search("ibuprofen", 2, hide_a)):
+        ids = [c for c, _ in found]
+        assert not any(c.startswith("a_") for c in ids) and {"b_s0_c0", "b_s0_c1"} <= set(ids)
+    assert len(base.dense_search(q, 4, hide_a)) == 4  # every other child, k filled
+    both = {"doc_id": Exclude(("a",)), "chapter": 2}
+    assert {c for c, _ in base.dense_search(q, 10, both)} == {"b_s0_c0", "b_s0_c1"}
+    hide_b = {"doc_id": Exclude(("b",)), "chapter": 2}
+    assert (
+        base.dense_search(q, 10, hide_b) == [] and base.bm25_search("ibuprofen", 10, hide_b) == []
+    )
+    assert len(base.dense_search(q, 10, {"doc_id": Exclude(())})) == 6  # nothing excluded
 
 
 def test_parents_are_stored_not_searched(kb: KnowledgeBase) -> None:

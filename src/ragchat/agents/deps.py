@@ -24,6 +24,7 @@ from ragchat.llm.base import ChatModel, GenerationOptions
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
+from ragchat.types import Exclude
 
 
 @runtime_checkable
@@ -75,6 +76,9 @@ class AgentDeps:
     # Opens a knowledge base by name; default ``KnowledgeBase.open`` under settings.kb_root.
     kb_opener: Callable[[str], SearchableKB] | None = None
     retrievers: dict[str, KBRetriever] = field(default_factory=dict)  # "agent@kb" → retriever
+    # (knowledge base, user id) → ids of documents that user may not see (other people's
+    # uploads); None: every document is visible to everyone (the CLI, evaluation).
+    hidden_documents: Callable[[str, str], Sequence[str]] | None = None
     _kbs: dict[str, SearchableKB] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _router: EmbeddingRouter | None = field(default=None, repr=False)
@@ -118,12 +122,23 @@ class AgentDeps:
                 "(`ragchat chat` ingests the configured sample knowledge bases itself)"
             ) from exc
 
-    def retriever(self, agent: AgentConfig, kb: str | None = None) -> KBRetriever:
-        """The agent's retriever over ``kb`` (default: its own knowledge base), built with the
-        agent's retrieval settings over the global ones."""
+    def _kb_name(self, agent: AgentConfig, kb: str | None) -> str:
         kb_name = kb or agent.knowledge_base or agent.persona_knowledge_base
         if not kb_name:
             raise KnowledgeBaseNotFound(f"agent {agent.name!r} has no knowledge base")
+        return kb_name
+
+    def visibility(self, agent: AgentConfig, kb: str | None, user_id: str) -> dict[str, Exclude]:
+        """The search filter that keeps ``user_id`` to documents they may see."""
+        if self.hidden_documents is None:
+            return {}
+        hidden = self.hidden_documents(self._kb_name(agent, kb), user_id)
+        return {"doc_id": Exclude(tuple(hidden))} if hidden else {}
+
+    def retriever(self, agent: AgentConfig, kb: str | None = None) -> KBRetriever:
+        """The agent's retriever over ``kb`` (default: its own knowledge base), built with the
+        agent's retrieval settings over the global ones."""
+        kb_name = self._kb_name(agent, kb)
         key = f"{agent.name}@{kb_name}"
         if key not in self.retrievers:
             config = agent.retrieval_settings(self.settings.retrieval)

@@ -121,6 +121,7 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     state = AppState.build(settings, store, threaded, embedder, registry, memory, signer)
     if given.store is None:  # an injected store is its owner's to recover (and to close)
         state.documents.fail_interrupted_jobs()
+    engine.deps.hidden_documents = state.documents.access.hidden  # private uploads stay private
     return state
 
 

@@ -74,7 +74,8 @@ class KeywordIndex(Protocol):
 @runtime_checkable
 class SearchableKB(Protocol):
     """What retrievers need from a knowledge base. Only child chunks are searchable; parents
-    are fetched by id for context."""
+    are fetched by id for context. Search filters map ``doc_id`` or a metadata key to a value,
+    a list of values, or ``ragchat.types.Exclude`` (none of these)."""
 
     name: str
     embedder: Embedder

@@ -122,6 +122,10 @@ class ChunkStore:
     def forget_file(self, path: str) -> None:
         self._db.execute("DELETE FROM files WHERE path = ?", (path,))
 
+    def set_document_file(self, doc_id: str, path: str) -> None:
+        """Points the document at another file with the same bytes (its first one is gone)."""
+        self._db.execute("UPDATE documents SET file_path = ? WHERE doc_id = ?", (path, doc_id))
+
     def delete_document(self, doc_id: str) -> list[int]:
         """Removes the document's rows and returns the index labels to drop."""
         labels = [
@@ -141,6 +145,10 @@ class ChunkStore:
 
     def files(self) -> list[tuple[str, str]]:
         return [(str(p), str(s)) for p, s in self._db.execute("SELECT path, sha256 FROM files")]
+
+    def paths_with_sha(self, sha256: str) -> list[str]:
+        rows = self._db.execute("SELECT path FROM files WHERE sha256 = ? ORDER BY path", (sha256,))
+        return [str(r[0]) for r in rows]
 
     def docs_of_file(self, path: str) -> list[str]:
         rows = self._db.execute(

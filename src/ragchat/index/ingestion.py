@@ -83,6 +83,11 @@ def ingest_paths(
             continue
         if previous is not None:
             for doc_id in kb.store.docs_of_file(key):
+                # Another recorded file with the old bytes keeps the document alive.
+                copies = [p for p in kb.store.paths_with_sha(doc_id) if p != key]
+                if copies:
+                    kb.store.set_document_file(doc_id, copies[0])
+                    continue
                 kb.delete_document(doc_id, save=False)
                 report.removed_documents += 1
             report.replaced_files += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,9 @@ from ragchat.index.bm25 import BM25Index
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
 from ragchat.index.dense import FlatIndex, load_dense_index, new_dense_index
 from ragchat.index.manifest import Manifest, now_iso
-from ragchat.types import Chunk
+from ragchat.types import Chunk, Exclude
+
+_Search = Callable[[Any, int, "np.ndarray | None"], tuple[np.ndarray, np.ndarray]]
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -224,10 +226,34 @@ class KnowledgeBase:
         return len(labels)
 
     # -- reading (SearchableKB) ---------------------------------------------------------------
-    def _allowed(self, filters: Mapping[str, Any] | None) -> np.ndarray | None:
+    def _restrict(self, filters: Mapping[str, Any] | None) -> tuple[np.ndarray | None, np.ndarray]:
+        """(allowed labels or None for all, banned labels) for the filters."""
+        none = np.zeros(0, dtype=np.int64)
         if not filters:
-            return None
-        return np.asarray(self.store.labels_matching(filters), dtype=np.int64)
+            return None, none
+        include = {k: v for k, v in filters.items() if not isinstance(v, Exclude)}
+        banned_ids: set[int] = set()
+        for key, value in filters.items():
+            if isinstance(value, Exclude) and value.values:
+                banned_ids.update(self.store.labels_matching({key: list(value.values)}))
+        banned = np.asarray(sorted(banned_ids), dtype=np.int64)
+        if not include:
+            return None, banned
+        allowed = np.asarray(self.store.labels_matching(include), dtype=np.int64)
+        return allowed[~np.isin(allowed, banned)], none
+
+    def _search(
+        self, search: _Search, query: Any, k: int, filters: Mapping[str, Any] | None
+    ) -> list[tuple[str, float]]:
+        allowed, banned = self._restrict(filters)
+        if not len(banned):
+            return self._named(*search(query, k, allowed))
+        # An exclusion is usually a few documents of a large collection: fetch that many more
+        # and drop them, rather than list every other row (which would also turn an HNSW
+        # search into an exact one).
+        scores, labels = search(query, k + len(banned), None)
+        keep = ~np.isin(labels, banned)
+        return self._named(scores[keep][:k], labels[keep][:k])
 
     def _named(self, scores: np.ndarray, labels: np.ndarray) -> list[tuple[str, float]]:
         return [(self._chunk_of[int(lab)], float(s)) for s, lab in zip(scores, labels, strict=True)]
@@ -235,12 +261,12 @@ class KnowledgeBase:
     def dense_search(
         self, query_vec: Vector, k: int, filters: Mapping[str, Any] | None = None
     ) -> list[tuple[str, float]]:
-        return self._named(*self.dense.search(query_vec, k, self._allowed(filters)))
+        return self._search(self.dense.search, query_vec, k, filters)
 
     def bm25_search(
         self, query: str, k: int, filters: Mapping[str, Any] | None = None
     ) -> list[tuple[str, float]]:
-        return self._named(*self.bm25.search(query, k, self._allowed(filters)))
+        return self._search(self.bm25.search, query, k, filters)
 
     def _labels(self, chunk_ids: Sequence[str]) -> np.ndarray:
         return np.asarray([self._label_of.get(c, -1) for c in chunk_ids], dtype=np.int64)

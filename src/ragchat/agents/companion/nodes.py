@@ -56,7 +56,7 @@ class CompanionNodes:
         self.deps = deps
         self.agent = agent
 
-    def self_info(self, query: str) -> list[str]:
+    def self_info(self, query: str, user_id: str) -> list[str]:
         """Facts from the persona's own knowledge base (none configured → none). A leading
         "Hi Robin," is dropped first: it dilutes the query below the relevance gate."""
         kb = self.agent.persona_knowledge_base
@@ -64,7 +64,9 @@ class CompanionNodes:
         query = re.sub(rf"^\W*(?:{_GREETING}\b)?\W*(?:{name}\b)?\W*", "", query, flags=re.I)
         if not kb or not query.strip():
             return []
-        result = self.deps.retriever(self.agent, kb).retrieve(query, top_k=SELF_FACTS)
+        filters = self.deps.visibility(self.agent, kb, user_id) or None
+        retriever = self.deps.retriever(self.agent, kb)
+        result = retriever.retrieve(query, top_k=SELF_FACTS, filters=filters)
         if result.no_answer:
             return []
         return [" ".join(_HEADING.sub("", h.chunk.text).split()) for h in result.hits]
@@ -79,7 +81,7 @@ class CompanionNodes:
         if call.name == "get_long_term_memory":
             return self.memories(state.user_id, query)
         if call.name == "get_self_info":
-            return self.self_info(query)
+            return self.self_info(query, state.user_id)
         return {"error": f"unknown tool {call.name!r}"}
 
     def _system(self) -> str:
@@ -91,7 +93,7 @@ class CompanionNodes:
         if self.deps.chat_model is None:
             return {
                 "memories": self.memories(state.user_id, state.message),
-                "self_facts": self.self_info(state.message),
+                "self_facts": self.self_info(state.message, state.user_id),
             }
         transcript = [
             Message("system", self._system()),

@@ -79,7 +79,9 @@ class RagNodes:
         if self.deps.chat_model is not None and mode != "selected_text":
             tool_queries = await self._tool_queries(state)
         queries = tool_queries or [answering.standalone_query(state.message, state.history)]
-        results = [answering.search(self.deps, self.agent, q, options) for q in queries]
+        results = [
+            answering.search(self.deps, self.agent, q, options, state.user_id) for q in queries
+        ]
         result = merge_results(results)
         threshold = self.deps.retriever(self.agent, options.get("kb")).config.gate_threshold
         gate = answering.gate_metadata(result, None if mode == "selected_text" else threshold)

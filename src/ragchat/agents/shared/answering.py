@@ -35,18 +35,21 @@ def standalone_query(message: str, history: Sequence[HistoryMessage]) -> str:
 
 
 def search(
-    deps: AgentDeps, agent: AgentConfig, query: str, options: dict[str, Any]
+    deps: AgentDeps, agent: AgentConfig, query: str, options: dict[str, Any], user_id: str
 ) -> RetrievalResult:
     """Book-wide, chapter-aware (``options["chapter"]``) or selected-text-only
-    (``options["selected_text"]``: that passage is the only context) retrieval; the chapter and
-    selection modes apply only to agents with ``textbook_modes``."""
+    (``options["selected_text"]``: that passage is the only context) retrieval over the
+    documents ``user_id`` may see; the chapter and selection modes apply only to agents with
+    ``textbook_modes``."""
     retriever = deps.retriever(agent, options.get("kb"))
     selected = options.get("selected_text")
     if agent.textbook_modes and selected and str(selected).strip():
         return retriever.retrieve_from_text(query, str(selected))
     chapter = options.get("chapter")
-    filters = {"chapter": str(chapter)} if agent.textbook_modes and chapter else None
-    return retriever.retrieve(query, top_k=options.get("top_k"), filters=filters)
+    filters: dict[str, Any] = deps.visibility(agent, options.get("kb"), user_id)
+    if agent.textbook_modes and chapter:
+        filters["chapter"] = str(chapter)
+    return retriever.retrieve(query, top_k=options.get("top_k"), filters=filters or None)
 
 
 def retrieval_mode(agent: AgentConfig, options: dict[str, Any]) -> str:

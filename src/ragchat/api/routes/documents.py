@@ -21,7 +21,8 @@ from ragchat.api.schemas import (
     PassageOut,
 )
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes, safe_filename
+from ragchat.api.services.access import safe_filename
+from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes
 
 SUFFIXES = "Files: .pdf .md .markdown .vtt .txt .jsonl"
 router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 415: ERRORS[404]})
@@ -101,7 +102,7 @@ async def list_documents(name: str, me: CurrentUser, state: State) -> list[Docum
             chunks=v.row.n_children,
             sections=v.row.n_sections,
             added_at=v.row.added_at,
-            shared=v.owner is None,
+            shared=v.shared,
         )
         for v in views
     ]

@@ -1,11 +1,10 @@
 """Document uploads: files saved under ``<data_dir>/uploads/<kb>/<user_id>/``, ingested by a
 background worker that reports progress into the store's job row.
 
-Ownership is the upload folder: a document whose file lives under a user's folder belongs to
-that user (and the job row records the uploader). Documents from anywhere else — the bundled
-samples, ``ragchat ingest`` — are shared: listed for everyone, deletable by no one over HTTP
-(403). Another user's upload is invisible (404, like a missing document). Uploaded documents
-are searchable by every agent that uses the knowledge base."""
+Who sees what is ``DocumentAccess``'s business (see ``access.py``): shared documents (samples,
+``ragchat ingest``) are listed for everyone and deletable by no one over HTTP (403); a user's
+uploads are theirs alone — another user's upload is invisible (404, like a missing document)
+and never retrieved for them."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
-from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
@@ -29,12 +27,12 @@ from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
+from .access import DocumentAccess, DocumentView, safe_filename, user_folder
 from .kbs import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
 
 KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
 _PROGRESS_EVERY_S = 0.25
 # Share of the job's progress bar per ingestion stage (reading files, then embedding chunks).
 _STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95)}
@@ -49,12 +47,6 @@ class Upload:
     data: bytes
 
 
-@dataclass(frozen=True)
-class DocumentView:
-    row: DocumentRow
-    owner: str | None  # None = shared (samples, CLI-ingested)
-
-
 def check_kb_name(name: str) -> str:
     if not KB_NAME.match(name):
         raise ApiError(
@@ -64,11 +56,6 @@ def check_kb_name(name: str) -> str:
             "starting with a letter or digit.",
         )
     return name
-
-
-def safe_filename(name: str) -> str:
-    base = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).strip(" .")
-    return base[-120:] or "upload"
 
 
 def check_suffixes(filenames: Sequence[str]) -> None:
@@ -94,21 +81,11 @@ class DocumentService:
         self.registry = registry
         self.executor = executor
         self.uploads = (Path(settings.data_dir) / "uploads").resolve()
+        self.access = DocumentAccess(self.uploads, registry)
 
     # -- ownership -----------------------------------------------------------------------------
-    def owner_of(self, kb: str, row: DocumentRow) -> str | None:
-        if not row.file_path:
-            return None
-        try:
-            rel = Path(row.file_path).resolve().relative_to(self.uploads / kb)
-        except ValueError:
-            return None
-        return rel.parts[0] if len(rel.parts) > 1 else None
-
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
-        """Shared documents and the caller's own uploads."""
-        views = [DocumentView(r, self.owner_of(kb, r)) for r in self.registry.documents(kb)]
-        return [v for v in views if v.owner in (None, user_id)]
+        return self.access.visible(user_id, kb)
 
     def passage(self, user_id: str, chunk_id: str) -> tuple[str, Chunk, str | None]:
         """(knowledge base, chunk, parent text) for a cited chunk the caller may see: a citation
@@ -120,9 +97,10 @@ class DocumentService:
                 if not found:
                     continue
                 chunk = found[0]
-                row = next((r for r in base.store.documents() if r.doc_id == chunk.doc_id), None)
+                views = self.access.views(kb, base)
                 parent = base.get_chunks([chunk.parent_id]) if chunk.parent_id else []
-            if row is not None and self.owner_of(kb, row) in (None, user_id):
+            view = next((v for v in views if v.row.doc_id == chunk.doc_id), None)
+            if view is not None and view.visible_to(user_id):
                 return kb, chunk, parent[0].text if parent else None
             break
         raise ApiError(404, "not_found", "passage not found")
@@ -135,7 +113,7 @@ class DocumentService:
             raise ApiError(400, "no_files", "Attach at least one file (multipart field 'files').")
         names = [safe_filename(f.filename) for f in files]
         check_suffixes(names)
-        folder = self.uploads / kb / _folder(user_id)
+        folder = self.uploads / kb / user_folder(user_id)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         for name, upload in zip(names, files, strict=True):
@@ -195,24 +173,33 @@ class DocumentService:
 
     # -- deletion ------------------------------------------------------------------------------
     def delete(self, user_id: str, kb: str, doc_id: str) -> None:
+        """Removes the caller's copy of the document; the document leaves the index only when
+        no one else uploaded the same bytes."""
         check_kb_name(kb)
         views = {v.row.doc_id: v for v in self.visible(user_id, kb)}
         view = views.get(doc_id)
         if view is None:
             raise ApiError(404, "not_found", "document not found")
-        if view.owner is None:
+        if view.shared:
             raise ApiError(
                 403,
                 "forbidden",
                 "Shared documents (samples, ingested from the command line) cannot be deleted "
                 "over HTTP; use `ragchat kb remove`.",
             )
+        mine = user_folder(user_id)
+        own = [p for p in view.sources if self.access.owner_of_path(kb, p) == mine]
+        rest = [p for p in view.sources if p not in own]
         with self.registry.writing(kb) as target:
-            target.delete_document(doc_id, save=False)
-            path = view.row.file_path
-            if path and not target.store.docs_of_file(path):
-                target.store.forget_file(path)
-                Path(path).unlink(missing_ok=True)
+            if rest:
+                if view.row.file_path in own:
+                    target.store.set_document_file(doc_id, rest[0])
+            else:
+                target.delete_document(doc_id, save=False)
+            for path in own:
+                if not target.store.docs_of_file(path):
+                    target.store.forget_file(path)
+                    Path(path).unlink(missing_ok=True)
             target.save()
 
 
@@ -237,10 +224,6 @@ class _JobProgress:
         if stage == "read":
             kwargs["done"] = done
         self.store.update_job(self.job_id, **kwargs)
-
-
-def _folder(user_id: str) -> str:
-    return user_id if re.fullmatch(r"[A-Za-z0-9_-]{1,100}", user_id) else safe_filename(user_id)
 
 
 def _report(report: IngestReport, doc_ids: dict[str, list[str]]) -> dict[str, Any]:
