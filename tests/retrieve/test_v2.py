@@ -11,7 +11,7 @@ import pytest
 
 from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever
-from ragchat.retrieve.feedback import feedback_vectors, rocchio, stored_vectors
+from ragchat.retrieve.feedback import feedback_vectors, rocchio
 from ragchat.retrieve.fields import TitleIndex, chunk_title, title_index
 from ragchat.retrieve.fusion import (
     weighted_minmax_fusion,
@@ -190,11 +190,11 @@ class TestRocchio:
 
     def test_stored_vectors_match_embedding_the_text(self, kb: KnowledgeBase) -> None:
         chunks = kb.get_chunks(["space:c1", "pets:c0"])
-        stored = stored_vectors(kb, [c.chunk_id for c in chunks])
+        stored = kb.stored_vectors([c.chunk_id for c in chunks])
         assert stored is not None
         fresh = kb.embedder.embed_documents([c.text for c in chunks])
         assert stored == pytest.approx(fresh, abs=1e-5)
-        assert stored_vectors(kb, ["space:c1", "missing"]) is None
+        assert kb.stored_vectors(["space:c1", "missing"]) is None
         # a KB that does not expose vectors: the texts are embedded
         assert feedback_vectors(SpyKB(kb), chunks) == pytest.approx(fresh, abs=1e-5)
 

@@ -101,3 +101,23 @@ class SearchableKB(Protocol):
         ...
 
     def child_count(self) -> int: ...
+
+
+@runtime_checkable
+class ListsChildren(Protocol):
+    """Optional ``SearchableKB`` capability: every searchable chunk, and a version that changes
+    whenever they do (in-memory side indexes such as the title index rebuild on it)."""
+
+    def children(self) -> list[Chunk]: ...
+
+    def version(self) -> tuple[Any, ...]: ...
+
+
+@runtime_checkable
+class KeepsVectors(Protocol):
+    """Optional ``SearchableKB`` capability: the indexed vectors of chunks, so feedback passes
+    need not re-embed texts the index already holds."""
+
+    def stored_vectors(self, chunk_ids: Sequence[str]) -> Matrix | None:
+        """Rows in the order asked; None if any chunk has no stored vector."""
+        ...

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragchat.errors import IndexError_, KnowledgeBaseNotFound, ModelMismatchError
-from ragchat.index.base import Embedder, Vector
+from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.index.bm25 import BM25Index
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
 from ragchat.index.dense import FlatIndex, load_dense_index, new_dense_index
@@ -285,3 +285,20 @@ class KnowledgeBase:
 
     def child_count(self) -> int:
         return len(self.dense)
+
+    # -- optional capabilities (ListsChildren, KeepsVectors) -------------------------------------
+    def children(self) -> list[Chunk]:
+        return list(self.store.iter_children())
+
+    def version(self) -> tuple[Any, ...]:
+        return (id(self), self.child_count(), self.manifest.updated)
+
+    def stored_vectors(self, chunk_ids: Sequence[str]) -> Matrix | None:
+        rows: list[Vector] = []
+        for chunk_id in chunk_ids:
+            label = self._label_of.get(chunk_id)
+            row = self.dense.vector(label) if label is not None else None
+            if row is None:
+                return None
+            rows.append(np.asarray(row, dtype=np.float32))
+        return np.stack(rows) if rows else None

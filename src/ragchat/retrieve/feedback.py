@@ -11,34 +11,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragchat.index.base import Matrix, SearchableKB, Vector
+from ragchat.index.base import KeepsVectors, Matrix, SearchableKB, Vector
 from ragchat.types import Chunk
-
-
-def stored_vectors(kb: SearchableKB, chunk_ids: Sequence[str]) -> Matrix | None:
-    """The indexed vectors of ``chunk_ids`` when ``kb`` keeps them (``KnowledgeBase`` with a
-    flat or HNSW index: ``kb.dense.vector(label)``), else None. Not part of ``SearchableKB``:
-    any other implementation falls back to embedding the texts."""
-    dense = getattr(kb, "dense", None)
-    label_of = getattr(kb, "_label_of", None)
-    vector = getattr(dense, "vector", None)
-    if not callable(vector) or not isinstance(label_of, dict):
-        return None
-    rows: list[Vector] = []
-    for chunk_id in chunk_ids:
-        label = label_of.get(chunk_id)
-        row = vector(label) if label is not None else None
-        if row is None:
-            return None
-        rows.append(np.asarray(row, dtype=np.float32))
-    return np.stack(rows) if rows else None
 
 
 def feedback_vectors(kb: SearchableKB, chunks: Sequence[Chunk]) -> Matrix:
     """Vectors of the feedback chunks: stored ones when available, else freshly embedded."""
-    stored = stored_vectors(kb, [c.chunk_id for c in chunks])
-    if stored is not None:
-        return stored
+    if isinstance(kb, KeepsVectors):
+        stored = kb.stored_vectors([c.chunk_id for c in chunks])
+        if stored is not None:
+            return stored
     return np.asarray(kb.embedder.embed_documents([c.text for c in chunks]), dtype=np.float32)
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ragchat.index.base import SearchableKB
+from ragchat.index.base import ListsChildren, SearchableKB
 from ragchat.index.bm25 import BM25Index
 from ragchat.types import Chunk
 
@@ -65,23 +65,12 @@ _cache: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], TitleIndex]] = (
 _lock = threading.Lock()
 
 
-def _children(kb: SearchableKB) -> Iterator[Chunk] | None:
-    """Every searchable chunk, when the knowledge base can list them (``KnowledgeBase`` via its
-    chunk store; not part of ``SearchableKB``)."""
-    store = getattr(kb, "store", None)
-    iter_children = getattr(store, "iter_children", None)
-    return iter_children() if callable(iter_children) else None
-
-
-def _version(kb: SearchableKB) -> tuple[Any, ...]:
-    manifest = getattr(kb, "manifest", None)
-    return (kb.child_count(), getattr(manifest, "updated", None))
-
-
 def title_index(kb: SearchableKB) -> TitleIndex | None:
-    """The title index of ``kb`` (built once, rebuilt when it changed); None when the knowledge
-    base cannot list its chunks."""
-    version = _version(kb)
+    """The title index of ``kb`` (built once, rebuilt when its version changes); None when the
+    knowledge base cannot list its chunks (``ListsChildren``)."""
+    if not isinstance(kb, ListsChildren):
+        return None
+    version = kb.version()
     with _lock:
         try:
             cached = _cache.get(kb)
@@ -89,10 +78,7 @@ def title_index(kb: SearchableKB) -> TitleIndex | None:
             cached = None
         if cached is not None and cached[0] == version:
             return cached[1]
-        children = _children(kb)
-        if children is None:
-            return None
-        index = TitleIndex(children)
+        index = TitleIndex(kb.children())
         with contextlib.suppress(TypeError):  # not weak-referenceable: not cached
             _cache[kb] = (version, index)
         return index

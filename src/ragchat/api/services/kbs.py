@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragchat.index.base import Embedder, Vector
+from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import KnowledgeBase
 from ragchat.types import Chunk
@@ -136,3 +136,15 @@ class SharedKB:
     def child_count(self) -> int:
         with self._registry.reading(self.name) as kb:
             return kb.child_count()
+
+    def children(self) -> list[Chunk]:
+        with self._registry.reading(self.name) as kb:
+            return kb.children()
+
+    def version(self) -> tuple[Any, ...]:
+        with self._registry.reading(self.name) as kb:
+            return kb.version()  # a write swaps in a new instance, hence a new version
+
+    def stored_vectors(self, chunk_ids: Sequence[str]) -> Matrix | None:
+        with self._registry.reading(self.name) as kb:
+            return kb.stored_vectors(chunk_ids)
