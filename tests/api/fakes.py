@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -48,7 +48,10 @@ class FakeEngine:
     error: BaseException | None = None
     fail_after: int = 0
     hang_after: int | None = None
-    block_s: float = 0.0  # CPU-style blocking work per turn (holds the engine's event loop)
+    # CPU-style blocking work: run_turn sets ``entered`` then holds the engine's event loop
+    # (a thread block, not an await) until ``release`` is set.
+    release: threading.Event | None = None
+    entered: threading.Event = field(default_factory=threading.Event)
     calls: list[dict[str, Any]] = field(default_factory=list)
     closed: bool = False
     deps: Any = None
@@ -84,7 +87,9 @@ class FakeEngine:
         options: TurnOptions | None = None,
     ) -> TurnResult:
         self.calls.append({"conversation": conversation, "message": message, "user": user_id})
-        time.sleep(self.block_s)
+        self.entered.set()
+        if self.release is not None and not self.release.wait(60):
+            raise TimeoutError("the test never released the blocked turn")
         if self.error is not None:
             raise self.error
         return self._result(message, options)
