@@ -171,6 +171,45 @@ def retrieval(
         console.print("wrote " + ", ".join(str(p) for p in paths.values()))
 
 
+@eval_app.command("compare")
+def compare_configs(
+    per_query: Annotated[
+        Path, typer.Argument(help="per_query.csv written by `ragchat eval retrieval`.")
+    ],
+    baseline: Annotated[str, typer.Option("--baseline", help="Configuration to compare to.")],
+    configs: Annotated[
+        str, typer.Option("--configs", help="Comma-separated (default: every other one).")
+    ] = "",
+    metric: Annotated[str, typer.Option("--metric", help="per_query.csv column.")] = "ndcg@10",
+    resamples: Annotated[int, typer.Option("--resamples", min=100)] = 2000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Paired bootstrap over queries: each configuration's difference to the baseline with a
+    95% interval, and how many queries got better or worse."""
+    from rich.table import Table
+
+    from ragchat.eval.significance import compare, load_per_query
+
+    with _cli(None):
+        scores = load_per_query(per_query, metric)
+        rows = compare(scores, baseline, parse_names(configs), resamples=resamples, seed=seed)
+        table = Table(title=f"{metric}: difference to {baseline} ({resamples} resamples)")
+        for column in ("configuration", metric, "difference", "95% interval", "better", "worse"):
+            table.add_column(column, justify="left" if column == "configuration" else "right")
+        for r in rows:
+            mark = " *" if r.significant else ""
+            table.add_row(
+                r.config,
+                f"{r.mean:.4f}",
+                f"{r.diff:+.4f}{mark}",
+                f"{r.low:+.4f} … {r.high:+.4f}",
+                str(r.better),
+                str(r.worse),
+            )
+        console.print(table)
+        console.print("* the interval excludes 0")
+
+
 @eval_app.command("calibrate")
 def calibrate_gate(
     kb: KbName,
