@@ -23,7 +23,11 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_reingest_is_a_no_op(data_dir: Path) -> None:
+def test_reingest_is_a_no_op(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_model(*_: object) -> None:
+        raise AssertionError("a no-op ingest must not load the embedding model")
+
+    monkeypatch.setattr("ragchat.services.embedder", no_model)
     result = runner.invoke(
         app,
         ["ingest", str(SAMPLE_KB_DIR / "medical"), "--kb", "medical", "--data-dir", str(data_dir)],

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,6 +21,9 @@ from ragchat import errors
 from ragchat.agents.chat_cli import chat_app
 from ragchat.eval.cli import eval_app
 from ragchat.settings import Settings
+
+if TYPE_CHECKING:
+    from ragchat.index.ingestion import IngestReport
 
 app = typer.Typer(
     add_completion=False,
@@ -118,7 +121,7 @@ def ingest(
 ) -> None:
     """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
     from ragchat import services
-    from ragchat.index.ingestion import ingest_paths, prune_missing
+    from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
     from ragchat.ingest.chunking import Chunker
 
     settings = _settings(data_dir)
@@ -126,6 +129,10 @@ def ingest(
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise errors.IngestError(", ".join(missing), "no such file or folder")
+        unchanged = None if prune else all_unchanged(settings.kb_root / kb, paths)
+        if unchanged is not None:  # nothing to do: no model to load
+            _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
+            return
         base = services.open_or_create_kb(settings, kb, dense_backend=backend)
         with _progress() as progress:
             report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
@@ -134,27 +141,31 @@ def ingest(
             err.print(f"[yellow]skipped[/] {e}")
         for w in report.warnings:
             err.print(f"[yellow]warning[/] {w}")
-        table = Table(title=f"ingest → {kb}", show_header=False)
-        for label, value in [
-            (
-                "files",
-                f"{report.files} ({report.added_files} new, {report.replaced_files} "
-                f"changed, {report.unchanged_files} unchanged, {len(report.errors)} failed)",
-            ),
-            (
-                "documents",
-                f"{report.documents} added, {report.duplicate_documents} duplicate, "
-                f"{report.removed_documents + pruned} removed",
-            ),
-            ("pages", str(report.pages)),
-            ("sections", str(report.sections)),
-            ("chunks", f"{report.children} searchable, {report.parents} parents"),
-            ("seconds", f"{report.seconds:.1f}"),
-        ]:
-            table.add_row(label, value)
-        console.print(table)
+        _print_ingest(kb, report, pruned)
         if report.errors and report.files == len(report.errors):
             raise typer.Exit(4)
+
+
+def _print_ingest(kb: str, report: IngestReport, pruned: int) -> None:
+    table = Table(title=f"ingest → {kb}", show_header=False)
+    for label, value in [
+        (
+            "files",
+            f"{report.files} ({report.added_files} new, {report.replaced_files} "
+            f"changed, {report.unchanged_files} unchanged, {len(report.errors)} failed)",
+        ),
+        (
+            "documents",
+            f"{report.documents} added, {report.duplicate_documents} duplicate, "
+            f"{report.removed_documents + pruned} removed",
+        ),
+        ("pages", str(report.pages)),
+        ("sections", str(report.sections)),
+        ("chunks", f"{report.children} searchable, {report.parents} parents"),
+        ("seconds", f"{report.seconds:.1f}"),
+    ]:
+        table.add_row(label, value)
+    console.print(table)
 
 
 @app.command()

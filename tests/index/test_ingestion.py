@@ -4,7 +4,7 @@ import pytest
 
 from ragchat.errors import DocumentNotFound
 from ragchat.index.fake import HashingEmbedder
-from ragchat.index.ingestion import ingest_paths, prune_missing, remove_paths
+from ragchat.index.ingestion import all_unchanged, ingest_paths, prune_missing, remove_paths
 from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
 from ragchat.settings import ChunkingSettings
@@ -48,6 +48,25 @@ def test_ingest_then_reingest_is_a_no_op(folder: Path, tmp_path: Path) -> None:
     assert (again.unchanged_files, again.documents, again.children) == (2, 0, 0)
     assert kb.embedder.calls == embed_calls  # type: ignore[attr-defined]  (nothing re-embedded)
     assert kb.child_count() == first.children
+
+
+def test_a_no_op_writes_nothing_and_is_known_without_the_model(
+    folder: Path, tmp_path: Path
+) -> None:
+    kb = _kb(tmp_path / "data")
+    kb_dir = tmp_path / "data" / "kb"
+    assert all_unchanged(kb_dir, [folder]) is None  # not ingested yet
+    _ingest(kb, folder)
+    assert all_unchanged(kb_dir, [folder]) == 2
+    stamps = {p.name: p.stat().st_mtime_ns for p in kb_dir.iterdir() if p.suffix != ".sqlite"}
+    assert _ingest(kb, folder).unchanged_files == 2
+    after = {p.name: p.stat().st_mtime_ns for p in kb_dir.iterdir() if p.suffix != ".sqlite"}
+    assert after == stamps  # the index files were not rewritten
+    (folder / "notes.txt").write_text("Toddlers need about twelve hours of sleep.\n")
+    assert all_unchanged(kb_dir, [folder]) is None
+    (folder / "new.md").write_text("# New\nA new page.\n")
+    assert all_unchanged(kb_dir, [folder / "new.md"]) is None
+    assert all_unchanged(tmp_path / "data" / "missing", [folder]) is None
 
 
 def test_ids_are_deterministic_across_runs(folder: Path, tmp_path: Path) -> None:

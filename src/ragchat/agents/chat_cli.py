@@ -13,17 +13,19 @@ import logging
 import sys
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from ragchat.agents.engine import ChatEngine
 from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions, TurnResult
 from ragchat.errors import RagchatError
 from ragchat.settings import Settings
+
+if TYPE_CHECKING:  # the engine pulls in LangGraph: seconds of import for every CLI command
+    from ragchat.agents.engine import ChatEngine
 
 chat_app = typer.Typer(add_completion=False, help="Chat with the agents in the terminal.")
 USER_ID = "cli"

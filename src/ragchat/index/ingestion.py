@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ragchat.errors import DocumentNotFound, IngestError
-from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.chunkstore import ChunkStore, DocumentRow
 from ragchat.index.kb import KnowledgeBase
 from ragchat.index.manifest import now_iso
 from ragchat.ingest.chunking import Chunker
@@ -52,6 +52,32 @@ def file_key(path: Path) -> str:
     return str(path.resolve())
 
 
+def _digest(path: Path) -> tuple[str, str]:
+    return file_key(path), hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def all_unchanged(kb_dir: Path, paths: Sequence[Path]) -> int | None:
+    """How many files there are when every one is already in the knowledge base at ``kb_dir``
+    with the same bytes, else None. Reads only the chunk store: a re-run of an ingest that
+    has nothing to do need not load the embedding model (seconds of start-up)."""
+    if not (kb_dir / "manifest.json").exists():
+        return None
+    files = iter_files([Path(p) for p in paths])
+    if not files:
+        return None
+    store = ChunkStore(kb_dir / "chunks.sqlite")
+    try:
+        for path in files:
+            key, sha = _digest(path)
+            if store.file_sha(key) != sha:
+                return None
+    except OSError:
+        return None
+    finally:
+        store.close()
+    return len(files)
+
+
 def ingest_paths(
     kb: KnowledgeBase,
     paths: Sequence[Path],
@@ -67,7 +93,7 @@ def ingest_paths(
     for i, path in enumerate(files):
         progress("read", i, len(files))
         try:
-            key, sha = file_key(path), hashlib.sha256(path.read_bytes()).hexdigest()
+            key, sha = _digest(path)
         except OSError as exc:
             report.errors.append(IngestError(str(path), f"cannot read: {exc}"))
             continue
@@ -95,6 +121,9 @@ def ingest_paths(
             report.added_files += 1
         pending.append((key, sha, docs))
     progress("read", len(files), len(files))
+    if not pending:  # nothing new or changed: leave the index files untouched
+        report.seconds = time.perf_counter() - start
+        return report
 
     chunks: list[Chunk] = []
     rows: list[DocumentRow] = []
