@@ -67,9 +67,17 @@ class RetrievalSettings(BaseModel):
     neighbours: bool = False
     neighbour_floor: float = 0.35
     adaptive_top_k: bool = False
+    # When the first pass looks weak, also search variations of the query and fuse all passes:
+    # variations from the chat model when one is configured, else pseudo-relevance feedback.
     query_expansion: bool = False
-    # Cosine similarity of the best chunk below which the gate answers NO_ANSWER.
+    # How many variations to ask the chat model for.
+    expansion_variants: int = Field(default=3, ge=1, le=10)
+    # The gate answers NO_ANSWER when the best cosine similarity between the query and the
+    # first gate_window hits is below gate_threshold (None: no threshold). 1 = strictly the
+    # top-1 hit; 3 (default) also looks at the runners-up, because a reranker or fusion may
+    # rank a lexically strong but less similar chunk first.
     gate_threshold: float | None = 0.25
+    gate_window: int = Field(default=3, ge=1)
 
 
 class NodeOptions(BaseModel):
@@ -100,6 +108,7 @@ class LLMSettings(BaseModel):
         default_factory=lambda: {
             "router": NodeOptions(temperature=0.0, max_tokens=128),
             "answer": NodeOptions(temperature=0.2, max_tokens=512),
+            "expand": NodeOptions(temperature=0.3, max_tokens=160),  # query variations
         }
     )
     # A Llama-Guard-style classifier served by the same endpoint; None = no model moderation.

@@ -104,7 +104,7 @@ class RetrievalResult:
     query: str
     hits: list[Hit]
     no_answer: bool = False
-    relevance: float = 0.0  # cosine similarity of the best hit: what the gate looks at
+    relevance: float = 0.0  # best cosine among the first gate_window hits: what the gate uses
     mode: str = "hybrid"
     expanded_queries: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per step

@@ -1,8 +1,17 @@
 from __future__ import annotations
 
+from typing import Any
+
+from ragchat.agents.config import AppConfig
 from ragchat.agents.deps import AgentDeps, SafetyAdapter, as_guard
 from ragchat.agents.engine import ChatEngine
+from ragchat.index.base import Embedder
+from ragchat.index.kb import KnowledgeBase
+from ragchat.llm.fake import ScriptedChatModel
+from ragchat.retrieve.expansion import PRFExpander
+from ragchat.retrieve.llm_expansion import LLMExpander
 from ragchat.safety.base import SafetyVerdict
+from ragchat.settings import Settings
 
 from .helpers import FakeSafety, run
 
@@ -15,6 +24,25 @@ def test_retrievers_are_built_once_with_the_agents_settings(engine: ChatEngine) 
     companion = deps.retriever(deps.agent("companion"))
     assert companion.config.top_k == 3 and companion.config.parents is False
     assert deps.retriever(deps.agent("tutor"), "medical").kb is medical.kb  # a KB opens once
+
+
+def test_query_expansion_asks_the_chat_model_when_there_is_one(
+    settings: Settings, app_config: AppConfig, embedder: Embedder, kbs: dict[str, KnowledgeBase]
+) -> None:
+    expanding = settings.model_copy(
+        update={"retrieval": settings.retrieval.model_copy(update={"query_expansion": True})}
+    )
+    model = ScriptedChatModel()
+
+    def deps(**fields: Any) -> AgentDeps:
+        return AgentDeps(
+            app_config=app_config, embedder=embedder, kb_opener=kbs.__getitem__, **fields
+        )
+
+    tutor = app_config.agents["tutor"]
+    online = deps(settings=expanding, chat_model=model).retriever(tutor).expander
+    assert isinstance(online, LLMExpander) and online.model is model
+    assert isinstance(deps(settings=expanding).retriever(tutor).expander, PRFExpander)
 
 
 def test_persona_from_the_file(engine: ChatEngine) -> None:

@@ -17,6 +17,7 @@ from ragchat.llm.openai_compat import OpenAICompatChatModel
 from ragchat.llm.parsing import (
     first_balanced,
     loads_lenient,
+    parse_string_list,
     parse_structured,
     parse_text_tool_calls,
     strip_fences,
@@ -130,6 +131,16 @@ def test_parse_structured_picks_the_first_object() -> None:
     assert parse_structured(reply, Answer) == Answer(text="a {b}", score=3)
     with pytest.raises(ValueError):
         parse_structured('{"score": 1}', Answer)
+
+
+def test_parse_string_list_tolerates_fences_prose_and_slips() -> None:
+    assert parse_string_list('```json\n["a", "b"]\n```') == ["a", "b"]
+    assert parse_string_list('Sure! ["one", " two ", ""] hope that helps') == ["one", "two"]
+    assert parse_string_list("['single', 'quotes',]") == ["single", "quotes"]
+    assert parse_string_list('{"queries": ["inside", "an object"]}') == ["inside", "an object"]
+    assert parse_string_list("no list here") is None
+    assert parse_string_list("[1, 2]") is None
+    assert parse_string_list('["", "  "]') is None
 
 
 def test_text_tool_call_dialects() -> None:

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from ragchat.errors import RetrievalError
 from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever, retrieve_from_text
-from ragchat.retrieve.gate import adaptive_k, refuses
+from ragchat.retrieve.gate import adaptive_k, refuses, top_relevance
 from ragchat.settings import RetrievalSettings
+from ragchat.types import Hit, RetrievalResult
 
 from .helpers import SpyKB
 
@@ -127,8 +131,7 @@ def test_selected_text_optional_gate_and_validation(kb: KnowledgeBase) -> None:
 
 
 def test_relevance_looks_past_a_weak_first_hit() -> None:
-    from ragchat.retrieve.gate import top_relevance
-    from ragchat.types import Chunk, Hit
+    from ragchat.types import Chunk
 
     class Scores:
         def dense_scores(self, query_vec: Any, chunk_ids: list[str]) -> list[float]:
@@ -141,3 +144,41 @@ def test_relevance_looks_past_a_weak_first_hit() -> None:
     assert top_relevance(Scores(), np.zeros(2), hits) == pytest.approx(0.6)  # type: ignore[arg-type]
     assert top_relevance(Scores(), np.zeros(2), hits, window=1) == pytest.approx(0.2)  # type: ignore[arg-type]
     assert refuses(0.6, True, 0.3) is False
+
+
+class PreferChunk:
+    """A reranker that puts one chunk first and keeps the others' scores: the case the gate
+    window exists for (a reranker or fusion ranking a less similar chunk first)."""
+
+    model_name = "prefer"
+
+    def __init__(self, chunk_id: str) -> None:
+        self.chunk_id = chunk_id
+
+    def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
+        return [replace(h, score=10.0) if h.chunk.chunk_id == self.chunk_id else h for h in hits]
+
+
+def test_gate_window_1_is_strictly_the_top_hit(kb: KnowledgeBase) -> None:
+    query, first = "Mars planet atmosphere", "kitchen:c0"  # the bread chunk is ranked first
+    base = KBRetriever(kb, settings(mode="dense")).retrieve(query)
+    second = base.hits[0].chunk  # the most similar chunk, now second
+    low, high = cosine(kb, query, kb.get_chunks([first])[0].text), cosine(kb, query, second.text)
+    assert low < high
+    threshold = (low + high) / 2
+
+    def gated(window: int) -> RetrievalResult:
+        config = settings(mode="dense", rerank=True, gate_threshold=threshold, gate_window=window)
+        return KBRetriever(kb, config, reranker=PreferChunk(first)).retrieve(query)
+
+    strict = gated(1)
+    assert [h.chunk.chunk_id for h in strict.hits[:2]] == [first, second.chunk_id]
+    assert strict.no_answer and strict.relevance == pytest.approx(low)
+    assert any(n.startswith("gate:") for n in strict.notes)
+    default = gated(3)
+    assert not default.no_answer and default.relevance == pytest.approx(high)
+    assert RetrievalSettings().gate_window == 3
+    with pytest.raises(ValidationError):
+        RetrievalSettings(gate_window=0)
+    with pytest.raises(ValueError):
+        top_relevance(kb, kb.embedder.embed_query(query), strict.hits, window=0)

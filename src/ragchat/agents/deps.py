@@ -137,12 +137,14 @@ class AgentDeps:
 
     def retriever(self, agent: AgentConfig, kb: str | None = None) -> KBRetriever:
         """The agent's retriever over ``kb`` (default: its own knowledge base), built with the
-        agent's retrieval settings over the global ones."""
+        agent's retrieval settings over the global ones; its query expansion (when on) asks
+        ``chat_model`` for variations, or uses pseudo-relevance feedback offline."""
         kb_name = self._kb_name(agent, kb)
         key = f"{agent.name}@{kb_name}"
         if key not in self.retrievers:
             config = agent.retrieval_settings(self.settings.retrieval)
-            built = build_retriever(self.settings, self.knowledge_base(kb_name), config)
+            base = self.knowledge_base(kb_name)
+            built = build_retriever(self.settings, base, config, chat_model=self.chat_model)
             self.retrievers.setdefault(key, built)
         return self.retrievers[key]
 

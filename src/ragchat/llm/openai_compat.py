@@ -18,6 +18,7 @@ import email.utils
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn
@@ -200,14 +201,48 @@ class OpenAICompatChatModel:
             hdrs["Authorization"] = f"Bearer {api_key}"
         hdrs.update(headers or {})
         self._headers = hdrs
-        self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(
-            transport=transport, timeout=httpx.Timeout(timeout)
-        )
+        self._transport = transport
+        self._given_client = client  # the caller's: used on every loop, never closed here
+        # An httpx pool's connections belong to the event loop that opened them, and this
+        # model is awaited on more than one loop (the engine's, and ragchat.llm.sync's for
+        # query expansion), so it opens one client per loop.
+        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+        self._clients_lock = threading.Lock()
+
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        """The HTTP client for the running event loop."""
+        if self._given_client is not None:
+            return self._given_client
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            client = self._clients.get(loop)
+            if client is None:
+                for closed in [other for other in self._clients if other.is_closed()]:
+                    del self._clients[closed]  # its connections died with it
+                client = httpx.AsyncClient(
+                    transport=self._transport, timeout=httpx.Timeout(self.timeout)
+                )
+                self._clients[loop] = client
+            return client
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        """Closes the clients this model opened, each on its own loop while that still runs
+        (a stopped loop's connections can no longer be closed politely)."""
+        with self._clients_lock:
+            clients = list(self._clients.items())
+            self._clients.clear()
+        current = asyncio.get_running_loop()
+        for loop, client in clients:
+            if loop is current:
+                await client.aclose()
+            elif loop.is_running():
+                try:
+                    await asyncio.wrap_future(
+                        asyncio.run_coroutine_threadsafe(client.aclose(), loop)
+                    )
+                except Exception:  # closing is best effort
+                    log.debug("closing an HTTP client on another loop failed", exc_info=True)
 
     async def __aenter__(self) -> OpenAICompatChatModel:
         return self

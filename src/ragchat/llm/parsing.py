@@ -136,6 +136,23 @@ def extract_json_object(text: str) -> Any:
     return loads_lenient(span)
 
 
+def parse_string_list(text: str) -> list[str] | None:
+    """The first JSON list of strings in a reply (fences, prose and the usual slips such as
+    single quotes tolerated), items stripped, empty ones dropped; ``None`` when there is none."""
+    body = strip_fences(text)
+    span = first_balanced(body, "[") or first_balanced(text, "[")
+    if span is None:
+        return None
+    try:
+        value = loads_lenient(span)
+    except ValueError:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    items = [v.strip() for v in value if v.strip()]
+    return items or None
+
+
 def parse_structured(text: str, schema: type[M]) -> M:
     """Reply → validated model. Raises ``ValueError`` (``ValidationError`` is one) on failure."""
     return schema.model_validate(extract_json_object(text))

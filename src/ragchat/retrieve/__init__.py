@@ -9,6 +9,7 @@ from ragchat.retrieve.fusion import (
     weighted_score_fusion,
     zscore_normalise,
 )
+from ragchat.retrieve.llm_expansion import LLMExpander
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.retrieve.rerank import CrossEncoderReranker, load_reranker
 from ragchat.retrieve.selection import retrieve_from_text
@@ -16,6 +17,7 @@ from ragchat.retrieve.selection import retrieve_from_text
 __all__ = [
     "CrossEncoderReranker",
     "KBRetriever",
+    "LLMExpander",
     "PRFExpander",
     "QueryExpander",
     "build_retriever",

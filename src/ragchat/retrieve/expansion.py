@@ -1,14 +1,15 @@
 """Query expansion: rewrite a query into variations that the retriever searches and fuses.
 
 The retriever calls an expander only when the first pass looks weak, searches every variation
-and fuses all passes with RRF. ``PRFExpander`` works offline; an LLM expander can implement the
-same protocol later.
+and fuses all passes with RRF. ``PRFExpander`` works offline; ``LLMExpander``
+(``ragchat.retrieve.llm_expansion``) asks the chat model and falls back to it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ragchat.types import RetrievalResult
@@ -43,6 +44,30 @@ class QueryExpander(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Expansion:
+    """Variations and the method that produced them (the retriever notes it in the result)."""
+
+    variants: list[str]
+    method: str
+
+
+@runtime_checkable
+class ExplainedExpander(Protocol):
+    """An expander that may fall back to another method and says which one ran."""
+
+    def expansion(self, query: str, result_so_far: RetrievalResult) -> Expansion: ...
+
+
+def run_expander(expander: QueryExpander, query: str, result_so_far: RetrievalResult) -> Expansion:
+    """The expander's variations and the method that produced them: its ``expansion()``
+    when it has one, else ``expand()`` and its ``name`` (or class name)."""
+    if isinstance(expander, ExplainedExpander):
+        return expander.expansion(query, result_so_far)
+    name = getattr(expander, "name", type(expander).__name__)
+    return Expansion(expander.expand(query, result_so_far), str(name))
+
+
 def terms(text: str) -> list[str]:
     """Lower-cased words of 3+ characters that are not numbers or stopwords."""
     return [
@@ -68,6 +93,8 @@ class PRFExpander:
     Stopwords and words already in the query (plural-folded) are skipped. No corpus statistics
     are needed, so it works on any ``SearchableKB``.
     """
+
+    name = "prf"
 
     def __init__(self, feedback_docs: int = 3, n_terms: int = 6, min_share: float = 0.1) -> None:
         if feedback_docs < 1 or n_terms < 1:

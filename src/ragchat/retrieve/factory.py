@@ -1,9 +1,12 @@
-"""Builds the configured retriever for a knowledge base (what the CLI and eval call)."""
+"""Builds the configured retriever for a knowledge base (what the CLI, eval and agents call)."""
 
 from __future__ import annotations
 
 from ragchat.index.base import SearchableKB
+from ragchat.llm.base import ChatModel
 from ragchat.retrieve.base import Reranker
+from ragchat.retrieve.expansion import QueryExpander
+from ragchat.retrieve.llm_expansion import LLMExpander
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.retrieve.rerank import load_reranker
 from ragchat.settings import RetrievalSettings, Settings
@@ -21,12 +24,28 @@ def shared_reranker(settings: Settings) -> tuple[Reranker | None, str]:
 
 
 def build_retriever(
-    settings: Settings, kb: SearchableKB, config: RetrievalSettings | None = None
+    settings: Settings,
+    kb: SearchableKB,
+    config: RetrievalSettings | None = None,
+    chat_model: ChatModel | None = None,
 ) -> KBRetriever:
     """A ``KBRetriever`` over ``kb`` with ``config`` (default ``settings.retrieval``); the
-    reranker is loaded only when the configuration asks for reranking."""
+    reranker is loaded only when the configuration asks for reranking. With query expansion
+    on, variations come from ``chat_model`` when given (PRF when it fails), else from PRF."""
     config = config if config is not None else settings.retrieval
     reranker = shared_reranker(settings)[0] if config.rerank else None
+    expander: QueryExpander | None = None
+    if config.query_expansion and chat_model is not None:
+        expander = LLMExpander(
+            chat_model,
+            n_variants=config.expansion_variants,
+            timeout_s=settings.llm.timeout_s,
+            options=settings.llm.options_for("expand"),
+        )
     return KBRetriever(
-        kb, config, reranker=reranker, rerank_candidates=settings.reranker.candidates
+        kb,
+        config,
+        reranker=reranker,
+        expander=expander,
+        rerank_candidates=settings.reranker.candidates,
     )

@@ -1,10 +1,14 @@
 """Confidence of a retrieval: the relevance gate and adaptive top-k.
 
-Relevance is the best cosine of the query among the first few ranked hits, whatever mode
-ranked them: BM25 and fused scores have no absolute scale, a cosine does, so one threshold works
-for every mode. Looking at a few hits rather than only the first keeps a lexically strong but
-semantically weak first hit (a "review questions" list, say) from refusing a question that the
-second hit answers well.
+Relevance is the best cosine of the query among the first ``window`` ranked hits
+(``RetrievalSettings.gate_window``), whatever mode ranked them: BM25, fused and reranker scores
+have no absolute scale, a cosine does, so one threshold works for every mode. The order comes
+from BM25, fusion or a reranker, not from the cosine, so the first hit is not necessarily the
+most similar one: a lexically strong but semantically weak first hit (a "review questions"
+list, say) would refuse a question that the second hit answers well. The default window of 3
+tolerates that; a window of 1 is the strict reading, "NO_ANSWER when the top-1 hit's cosine is
+below the threshold". A wider window would let a stray similar chunk far down the list answer
+for a ranking that is off topic.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ DEFAULT_HIGH = 0.6
 DEFAULT_LOW = 0.4
 K_WHEN_HIGH = 3
 K_WHEN_LOW = 7
-GATE_WINDOW = 3
+GATE_WINDOW = 3  # the default of RetrievalSettings.gate_window
 
 
 def top_relevance(
     kb: SearchableKB, query_vec: Vector, hits: Sequence[Hit], window: int = GATE_WINDOW
 ) -> float:
     """Best cosine of the query with the first ``window`` hits (0.0 when there are none)."""
+    if window < 1:
+        raise ValueError("window must be >= 1")
     if not hits:
         return 0.0
     scores = kb.dense_scores(query_vec, [h.chunk.chunk_id for h in hits[:window]])
@@ -32,8 +38,8 @@ def top_relevance(
 
 
 def refuses(relevance: float, has_hits: bool, threshold: float | None) -> bool:
-    """True when the answerer should say NO_ANSWER: nothing was found, or the best hit is
-    less similar to the query than ``threshold`` (None disables the threshold)."""
+    """True when the answerer should say NO_ANSWER: nothing was found, or ``relevance`` (see
+    ``top_relevance``) is below ``threshold`` (None disables the threshold)."""
     if not has_hits:
         return True
     return threshold is not None and relevance < threshold

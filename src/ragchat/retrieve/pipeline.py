@@ -3,8 +3,9 @@
 Steps, each timed in ``result.timings`` (milliseconds) only when it ran:
 ``embed`` (once per query) → ``dense`` / ``bm25`` / ``title`` / ``fusion`` (the configured
 mode) → ``prf`` (optional dense Rocchio feedback: second pass with the moved query vector) →
-``expand`` (optional, second pass + multi-query RRF) → ``rerank`` (optional) → gate and
-adaptive top-k → ``post`` (parents, neighbours, dedupe) → truncate to top-k; plus ``total``.
+``expand`` (optional: variations from an LLM or from PRF, searched and multi-query RRF-fused)
+→ ``rerank`` (optional) → gate and adaptive top-k → ``post`` (parents, neighbours, dedupe) →
+truncate to top-k; plus ``total``.
 
 Callers MUST check ``result.no_answer``: when the gate fires the hits are still returned (so
 evaluation can measure wrong refusals), but they are not evidence for an answer.
@@ -20,7 +21,7 @@ from typing import Any
 from ragchat.errors import RetrievalError
 from ragchat.index.base import SearchableKB, Vector
 from ragchat.retrieve.base import Reranker
-from ragchat.retrieve.expansion import PRFExpander, QueryExpander
+from ragchat.retrieve.expansion import PRFExpander, QueryExpander, run_expander
 from ragchat.retrieve.feedback import feedback_vectors, rocchio
 from ragchat.retrieve.fusion import rrf_fusion
 from ragchat.retrieve.gate import (
@@ -61,8 +62,10 @@ class KBRetriever:
 
     ``reranker`` is used when ``config.rerank`` is on; it re-scores the best
     ``rerank_candidates`` hits and drops the rest (their fused scores are on another scale).
-    ``expander`` defaults to ``PRFExpander`` when ``config.query_expansion`` is on; it runs when
-    the first pass's relevance is below ``expand_below`` (or always, with ``always_expand``).
+    ``expander`` (default ``PRFExpander``; ``build_retriever`` passes an ``LLMExpander`` when a
+    chat model is configured) is used when ``config.query_expansion`` is on; it runs when the
+    first pass's relevance is below ``expand_below`` (or always, with ``always_expand``).
+    Relevance is the gate's: the best cosine among the first ``config.gate_window`` hits.
     ``adaptive_high`` / ``adaptive_low`` are the relevance bounds of adaptive top-k.
     """
 
@@ -119,7 +122,7 @@ class KBRetriever:
         result.hits = hits
 
         if cfg.query_expansion and hits:
-            first_relevance = top_relevance(self.kb, query_vec, hits)
+            first_relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
             if self.always_expand or first_relevance < self.expand_below:
                 with timed(timings, "expand"):
                     hits = self._expand(query, result, filters)
@@ -134,7 +137,7 @@ class KBRetriever:
         elif cfg.rerank and self.reranker is None:
             result.notes.append("rerank skipped: no reranker loaded")
 
-        relevance = top_relevance(self.kb, query_vec, hits)
+        relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
         if cfg.adaptive_top_k:
             k = adaptive_k(relevance, k, high=self.adaptive_high, low=self.adaptive_low)
             result.notes.append(f"adaptive top_k={k} (relevance {relevance:.3f})")
@@ -177,16 +180,15 @@ class KBRetriever:
         self, query: str, result: RetrievalResult, filters: Mapping[str, Any] | None
     ) -> list[Hit]:
         """Searches every variation the expander proposes and RRF-fuses them with the first
-        pass; the second passes' own step timings are folded into ``expand``."""
-        variants = [
-            v
-            for v in dict.fromkeys(self.expander.expand(query, result))
-            if v.strip() and v != query
-        ]
+        pass; the second passes' own step timings are folded into ``expand``, and a note says
+        which method produced the variations (an LLM expander may have fallen back to PRF)."""
+        expansion = run_expander(self.expander, query, result)
+        variants = [v for v in dict.fromkeys(expansion.variants) if v.strip() and v != query]
         result.expanded_queries = variants
         if not variants:
-            result.notes.append("expansion: no variation proposed")
+            result.notes.append(f"expansion ({expansion.method}): no variation proposed")
             return result.hits
+        result.notes.append(f"expansion ({expansion.method}): {len(variants)} variation(s)")
         passes = [result.hits]
         scratch: Timings = {}
         for variant in variants:

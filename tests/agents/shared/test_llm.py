@@ -8,12 +8,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.shared.llm import (
-    parse_string_list,
-    prompt,
-    stream_answer,
-    word_groups,
-)
+from ragchat.agents.shared.llm import prompt, stream_answer, word_groups
 from ragchat.llm.base import GenerationOptions, Message
 from ragchat.llm.fake import ScriptedChatModel
 
@@ -60,13 +55,6 @@ def test_prompt_overrides_and_placeholders() -> None:
     agent = AgentConfig(kind="support", description="d", prompts={"system": "Hi {name} {x}"})
     assert prompt(agent, "SYSTEM", "default", name="Robin") == "Hi Robin {x}"
     assert prompt(agent, "OTHER", 'JSON: {"a": 1} {name}', name="R") == 'JSON: {"a": 1} R'
-
-
-def test_parse_string_list_tolerates_fences_and_prose() -> None:
-    assert parse_string_list('```json\n["a", "b"]\n```') == ["a", "b"]
-    assert parse_string_list('Sure! ["one", " two "] hope that helps') == ["one", "two"]
-    assert parse_string_list("no list here") is None
-    assert parse_string_list("[1, 2]") is None
 
 
 def test_stream_answer_streams_text_and_swallows_no_answer() -> None:

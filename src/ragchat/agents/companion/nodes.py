@@ -14,10 +14,11 @@ from ragchat.agents.companion.state import CompanionState
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.deps import AgentDeps
 from ragchat.agents.offline import companion_reply
-from ragchat.agents.shared.llm import emit, history_messages, parse_string_list, prompt
+from ragchat.agents.shared.llm import emit, history_messages, prompt
 from ragchat.agents.shared.state import Update
 from ragchat.agents.shared.timing import timed
 from ragchat.llm.base import Message, ToolCall
+from ragchat.llm.parsing import parse_string_list
 
 log = logging.getLogger(__name__)
 

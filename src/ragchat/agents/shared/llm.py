@@ -6,7 +6,6 @@ join to exactly the reply (the engine checks nothing else)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -15,7 +14,6 @@ from langgraph.config import get_stream_writer
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.types import HistoryMessage
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
-from ragchat.llm.parsing import first_balanced, strip_fences
 from ragchat.types import NO_ANSWER
 
 _PIECES = re.compile(r"\S+\s*|\s+")
@@ -105,19 +103,3 @@ async def stream_answer(
             return None
         write({"type": "token", "text": text})
     return text
-
-
-def parse_string_list(text: str) -> list[str] | None:
-    """A JSON list of strings anywhere in ``text`` (code fences and prose tolerated)."""
-    body = strip_fences(text)
-    span = first_balanced(body, "[")
-    if span is None:
-        return None
-    try:
-        value = json.loads(span)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return None
-    items = [v.strip() for v in value if v.strip()]
-    return items or None
