@@ -81,3 +81,42 @@ def test_calibrate_command(inputs: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "recommended gate_threshold = 0.11" in result.output
     assert {p.name for p in out.iterdir()} >= {"calibration.csv", "calibration.png"}
+
+
+def test_retrieval_with_questions_in_the_sections_file(inputs: Path) -> None:
+    """The hand-written form: no --queries; two rows of one question make one query."""
+    out = inputs / "out"
+    (inputs / "gold.tsv").write_text(
+        "question\tfile\tsection\n"
+        "Treatment\ta.md\tTreatment\n"
+        "Causes\ta.md\tCauses\n"
+        "causes\ta.md\tRisk factors\n"
+    )
+    result = runner.invoke(eval_cli.eval_app, [
+        "retrieval", "--kb", "demo", "--sections", str(inputs / "gold.tsv"),
+        "--configs", "hybrid,bm25", "--output", str(out), "--data-dir", str(inputs),
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    metrics = {s["name"]: s["metrics"] for s in summary["summaries"]}
+    # q1 finds its one section; q2 finds one of its two (the fake retriever's heading is the
+    # question), so recall@10 is (1 + 1/2) / 2.
+    assert metrics["hybrid"]["MRR@10"] == 1.0 and metrics["hybrid"]["R@10"] == 0.75
+    rows = (out / "per_query.csv").read_text().splitlines()
+    assert {r.split(",")[0] for r in rows[1:]} == {"q1", "q2"}
+
+
+def test_sections_form_errors_exit_2_naming_the_file(inputs: Path) -> None:
+    def error(*args: str) -> str:
+        result = runner.invoke(eval_cli.eval_app, ["retrieval", "--kb", "demo", *args])
+        assert result.exit_code == 2, result.output
+        return " ".join(result.output.split())  # unwrapped
+
+    data = ("--data-dir", str(inputs))
+    message = error("--sections", str(inputs / "s.tsv"), *data)
+    assert "s.tsv: names query ids" in message and "(--queries)" in message
+    (inputs / "bad.tsv").write_text("question\tfile\tsection\nTreatment\ta.md\n")
+    message = error("--sections", str(inputs / "bad.tsv"), *data)
+    assert "bad.tsv:2: expected 3 tab-separated fields (question, file, section)" in message
+    (inputs / "qrels.tsv").write_text("1\tdocA\t1\n")
+    assert "--queries is needed with --qrels" in error("--qrels", str(inputs / "qrels.tsv"), *data)

@@ -10,10 +10,12 @@ from ragchat.eval.data import (
     SectionUnits,
     load_qrels,
     load_queries,
+    load_question_sections,
     load_sections,
     matches,
     parse_section,
     ranked_units,
+    read_sections,
     section_qrels,
 )
 from ragchat.types import Chunk, Hit
@@ -90,6 +92,71 @@ def test_load_sections_kinds_and_errors(tmp_path: Path) -> None:
     path.write_text("q1\tfile.md\tOverview\nq2\ttalk.vtt\t00:02:00-00:01:00\n")
     with pytest.raises(EvalDataError, match=r"sections\.tsv:2: .*ends before it starts"):
         load_sections(path)
+
+
+QUESTIONS_TSV = (
+    "question\tfile\tsection\n"
+    "What are the symptoms of gout?\tgout.md\tSymptoms\n"
+    "# a comment line\n"
+    "How is gout treated?\tgout.md\tTreatment\n"
+    "what are the  symptoms of gout?\tguide.pdf\tp3\n"
+    "What are the symptoms of gout?\tgout.md\tSymptoms\n"
+)
+
+
+def test_question_sections_group_rows_by_question(tmp_path: Path) -> None:
+    path = tmp_path / "gold.tsv"
+    path.write_text(QUESTIONS_TSV)
+    queries, golds = load_question_sections(path)
+    assert [(q.qid, q.text) for q in queries] == [
+        ("q1", "What are the symptoms of gout?"),
+        ("q2", "How is gout treated?"),
+    ]
+    # Same question up to case and spacing: one query, its sections in file order, no repeats.
+    assert [g.unit_id for g in golds["q1"]] == ["gout.md::Symptoms", "guide.pdf::p3"]
+    assert golds["q1"][1].page == 3
+    assert section_qrels(golds)["q2"] == {"gout.md::Treatment": 1}
+    assert read_sections(path, queries_given=False) == (golds, queries)
+
+
+def test_read_sections_tells_the_form(tmp_path: Path) -> None:
+    ids = tmp_path / "ids.tsv"
+    ids.write_text("query-id\tfile\tsection\n7\ta.md\tCauses\n")
+    causes = parse_section("a.md", "Causes")
+    assert read_sections(ids, queries_given=True) == ({"7": [causes]}, None)
+    no_header = tmp_path / "plain.tsv"
+    no_header.write_text("Why does it hurt?\ta.md\tCauses\n")
+    golds, queries = read_sections(no_header, queries_given=False)
+    assert queries is not None and queries[0].text == "Why does it hurt?"
+    assert golds == {"q1": [causes]}
+    # The same header-less file with a queries file: its first column is a query id.
+    assert read_sections(no_header, queries_given=True)[0] == {"Why does it hurt?": [causes]}
+
+
+@pytest.mark.parametrize(
+    ("text", "queries_given", "message"),
+    [
+        ("question\tfile\tsection\nWhy?\ta.md\n", False, r"gold\.tsv:2: expected 3 tab-sep"
+         r"arated fields \(question, file, section\), got 2 non-empty$"),
+        ("Why does it hurt?  a.md  Causes\n", False, r"gold\.tsv:1: .*got 1 non-empty \(no tab"),
+        ("question\tfile\tsection\nWhy?\tt.vtt\t00:02:00-00:01:00\n", False,
+         r"gold\.tsv:2: time range .* ends before it starts"),
+        ("query-id\tfile\tsection\n1\ta.md\tCauses\n", False,
+         r"gold\.tsv: names query ids .*give the queries file \(--queries\)"),
+        ("1\ta.md\tCauses\n2\ta.md\tTreatment\n", False, r"gold\.tsv: .*looks like query ids"),
+        ("question\tfile\tsection\nWhy?\ta.md\tCauses\n", True,
+         r"gold\.tsv: holds the questions .*give no queries file"),
+    ],
+    ids=["missing-field", "no-tabs", "bad-range", "ids-without-queries", "looks-like-ids",
+         "questions-and-queries"],
+)  # fmt: skip
+def test_read_sections_errors_name_file_and_line(
+    tmp_path: Path, text: str, queries_given: bool, message: str
+) -> None:
+    path = tmp_path / "gold.tsv"
+    path.write_text(text)
+    with pytest.raises(EvalDataError, match=message):
+        read_sections(path, queries_given=queries_given)
 
 
 def test_gold_matching_heading_page_time_range() -> None:

@@ -12,9 +12,10 @@ import pytest
 
 from ragchat import services
 from ragchat.eval.chunk_units import is_chunk_qrels
-from ragchat.eval.cli import load_gold, retriever_factory
+from ragchat.eval.cli import retriever_factory
 from ragchat.eval.configs import NamedConfig
 from ragchat.eval.data import load_queries
+from ragchat.eval.gold import load_gold
 from ragchat.eval.retrieval import run_evaluation
 from ragchat.eval.synth import (
     DuplicateFilter,

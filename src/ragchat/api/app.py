@@ -24,6 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from ragchat import __version__
 from ragchat.agents.config import AppConfig, load_config
 from ragchat.agents.engine import ChatEngine
+from ragchat.api.docs import install_docs
 from ragchat.api.errors import install_error_handlers
 from ragchat.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from ragchat.api.routes import (
@@ -190,8 +191,11 @@ def create_app(
         description=DESCRIPTION,
         lifespan=lifespan,
         middleware=middleware,
+        docs_url=None,  # FastAPI's pages load from a CDN: ours are served offline
+        redoc_url=None,
     )
     install_error_handlers(app)
+    install_docs(app)
     for module in (health, users, chat, conversations, documents, query, openai_compat, ui):
         app.include_router(module.router)
     if Path(ui.STATIC_DIR).is_dir():

@@ -21,14 +21,14 @@ CSP = (
     "default-src 'self'; img-src 'self' data:; object-src 'none'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
-# /docs and /redoc load Swagger UI / ReDoc from a CDN with an inline bootstrap script.
+# /docs and /redoc (``ragchat.api.docs``) load Swagger UI / ReDoc from this server only: Swagger
+# UI starts from an inline script, both set inline styles, ReDoc's search runs in a blob: worker.
 DOCS_CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "img-src 'self' data: https://fastapi.tiangolo.com; object-src 'none'; "
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; worker-src 'self' blob:; object-src 'none'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
-DOCS_PATHS = ("/docs", "/redoc", "/docs/oauth2-redirect")
+DOCS_PATHS = ("/docs", "/redoc")
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",

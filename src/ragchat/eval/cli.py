@@ -13,18 +13,10 @@ from rich.console import Console
 
 from ragchat.errors import ConfigError
 from ragchat.eval.calibrate import calibrate, load_ood, print_calibration, write_calibration
-from ragchat.eval.chunk_units import ChunkUnits, is_chunk_qrels
 from ragchat.eval.configs import ConfigRegistry, NamedConfig, parse_names
-from ragchat.eval.data import (
-    CorpusUnits,
-    SectionUnits,
-    load_qrels,
-    load_queries,
-    load_sections,
-    section_qrels,
-)
+from ragchat.eval.gold import load_inputs
 from ragchat.eval.report import print_table, write_reports
-from ragchat.eval.retrieval import Gold, RetrieverFactory, run_evaluation, select_queries
+from ragchat.eval.retrieval import RetrieverFactory, run_evaluation, select_queries
 from ragchat.settings import RetrievalSettings, Settings
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval and calibrate the gate.")
@@ -32,7 +24,12 @@ console = Console()
 
 KbName = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
 QueriesOpt = Annotated[
-    Path, typer.Option("--queries", help='BEIR queries.jsonl ({"_id", "text"} a line).')
+    Path | None,
+    typer.Option(
+        "--queries",
+        help='BEIR queries.jsonl ({"_id", "text"} a line); not needed when --sections holds '
+        "the questions.",
+    ),
 ]
 QrelsOpt = Annotated[
     Path | None,
@@ -45,7 +42,8 @@ SectionsOpt = Annotated[
     Path | None,
     typer.Option(
         "--sections",
-        help="TSV of (query-id, file, section): heading, p<N> page or HH:MM:SS-HH:MM:SS range.",
+        help="TSV of (question, file, section), or (query-id, file, section) with --queries; "
+        "section: heading, p<N> page or HH:MM:SS-HH:MM:SS range. One row per gold section.",
     ),
 ]
 OutputOpt = Annotated[
@@ -89,22 +87,6 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
         yield progress
 
 
-def load_gold(qrels: Path | None, sections: Path | None) -> Gold:
-    """Exactly one gold form: corpus qrels or section golds."""
-    if (qrels is None) == (sections is None):
-        raise ConfigError("give exactly one of --qrels (corpus ids) or --sections (file sections)")
-    if qrels is not None:
-        judged = load_qrels(qrels)
-        if is_chunk_qrels(judged):  # `ragchat eval synth` output: chunk:<id> gold
-            return Gold(judged, ChunkUnits(), "chunks")
-        return Gold(judged, CorpusUnits(), "corpus")
-    assert sections is not None
-    golds = load_sections(sections)
-    return Gold(
-        section_qrels(golds), SectionUnits([g for gs in golds.values() for g in gs]), "sections"
-    )
-
-
 def retriever_factory(
     settings: Settings, kb: str, *, reranker: bool = True
 ) -> tuple[RetrieverFactory, bool, str]:
@@ -129,7 +111,7 @@ def _registry(settings: Settings, config_file: Path | None) -> ConfigRegistry:
 @eval_app.command("retrieval")
 def retrieval(
     kb: KbName,
-    queries: QueriesOpt,
+    queries: QueriesOpt = None,
     qrels: QrelsOpt = None,
     sections: SectionsOpt = None,
     configs: Annotated[
@@ -150,8 +132,7 @@ def retrieval(
         registry = _registry(settings, config_file)
         names = parse_names(configs) or registry.default_names()
         resolved = registry.resolve_many(names, settings.retrieval)
-        gold = load_gold(qrels, sections)
-        questions = load_queries(queries)
+        questions, gold = load_inputs(queries, qrels, sections)
         need = any(c.needs_reranker for c in resolved)
         factory, has_reranker, status = retriever_factory(settings, kb, reranker=need)
         with _progress() as progress:
@@ -213,7 +194,7 @@ def compare_configs(
 @eval_app.command("calibrate")
 def calibrate_gate(
     kb: KbName,
-    queries: QueriesOpt,
+    queries: QueriesOpt = None,
     qrels: QrelsOpt = None,
     sections: SectionsOpt = None,
     ood: Annotated[
@@ -242,10 +223,10 @@ def calibrate_gate(
             if config
             else NamedConfig("settings", settings.retrieval)
         )
-        gold = load_gold(qrels, sections)
-        selected, _ = select_queries(load_queries(queries), gold.qrels, limit)
+        questions, gold = load_inputs(queries, qrels, sections)
+        selected, _ = select_queries(questions, gold.qrels, limit)
         if not selected:
-            raise ConfigError(f"no query in {queries} has a relevant judgement")
+            raise ConfigError(f"no query in {queries or sections} has a relevant judgement")
         factory, _, status = retriever_factory(settings, kb, reranker=named.needs_reranker)
         ood_queries = load_ood(ood)
         with _progress() as progress:

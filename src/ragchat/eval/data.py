@@ -3,7 +3,8 @@
 Two gold forms: BEIR qrels (query → corpus id, for knowledge bases ingested from a JSONL corpus,
 where a chunk's corpus id is ``metadata["corpus_id"]``) and section golds (query → file and
 section heading, ``p<N>`` page or ``HH:MM:SS-HH:MM:SS`` time range, for knowledge bases built from
-files). Both are turned into one shape, qrels over *unit ids*, so the metrics never care which.
+files; the query is an id into a queries file or, written by hand, the question itself). Both are
+turned into one shape, qrels over *unit ids*, so the metrics never care which.
 """
 
 from __future__ import annotations
@@ -137,27 +138,93 @@ def parse_section(file: str, section: str) -> SectionGold:
     return SectionGold(file, section, heading=section)
 
 
-def load_sections(path: Path) -> dict[str, list[SectionGold]]:
-    """Section golds TSV ``query-id file section`` (header optional; the section may contain
-    spaces, so only tabs separate fields here)."""
-    golds: dict[str, list[SectionGold]] = {}
-    for number, line in _lines(path):
+ID_HEADER = ("query-id", "file", "section")
+QUESTION_HEADER = ("question", "file", "section")
+
+
+def _section_header(path: Path) -> tuple[str, ...] | None:
+    for _, line in _lines(path):  # the first non-comment line
+        fields = tuple(f.strip().lower() for f in line.split("\t"))
+        return fields if fields in (ID_HEADER, QUESTION_HEADER) else None
+    return None
+
+
+def _section_rows(path: Path, first: str) -> Iterator[tuple[int, str, SectionGold]]:
+    """``(line, first field, gold)`` of each row; only tabs separate fields (a question or a
+    section may contain spaces)."""
+    for index, (number, line) in enumerate(_lines(path)):
         fields = [f.strip() for f in line.split("\t")]
-        if number == 1 and [f.lower() for f in fields] == ["query-id", "file", "section"]:
+        if index == 0 and tuple(f.lower() for f in fields) in (ID_HEADER, QUESTION_HEADER):
             continue
         if len(fields) != 3 or not all(fields):
+            hint = "" if "\t" in line else " (no tab on this line: separate fields with tabs)"
             raise EvalDataError(
-                f"{path}:{number}: expected 3 tab-separated fields (query-id, file, section), "
-                f"got {len([f for f in fields if f])} non-empty"
+                f"{path}:{number}: expected 3 tab-separated fields ({first}, file, section), "
+                f"got {len([f for f in fields if f])} non-empty{hint}"
             )
-        qid, file, section = fields
+        key, file, section = fields
         try:
             gold = parse_section(file.replace("\\", "/"), section)
         except ValueError as exc:
             raise EvalDataError(f"{path}:{number}: {exc}") from None
+        yield number, key, gold
+
+
+def load_sections(path: Path) -> dict[str, list[SectionGold]]:
+    """Section golds TSV ``query-id file section`` (header optional), the questions being in a
+    separate queries file."""
+    golds: dict[str, list[SectionGold]] = {}
+    for _, qid, gold in _section_rows(path, "query-id"):
         if gold not in golds.setdefault(qid, []):
             golds[qid].append(gold)
     return golds
+
+
+def load_question_sections(path: Path) -> tuple[list[Query], dict[str, list[SectionGold]]]:
+    """Section golds TSV ``question file section``, the form people write by hand: no separate
+    queries file. Rows with the same question (up to spacing and case) make one query with
+    several gold sections; ids are ``q1``, ``q2``… in order of first appearance, so the
+    per-query report can be read against the file."""
+    queries: list[Query] = []
+    golds: dict[str, list[SectionGold]] = {}
+    ids: dict[str, str] = {}
+    for _, question, gold in _section_rows(path, "question"):
+        key = " ".join(question.split()).casefold()
+        if key not in ids:
+            ids[key] = f"q{len(ids) + 1}"
+            queries.append(Query(ids[key], question))
+        qid = ids[key]
+        if gold not in golds.setdefault(qid, []):
+            golds[qid].append(gold)
+    return queries, golds
+
+
+def read_sections(
+    path: Path, *, queries_given: bool
+) -> tuple[dict[str, list[SectionGold]], list[Query] | None]:
+    """Either form of section golds → golds and, when inline, the questions. The header decides
+    (``query-id`` or ``question``); without one the file holds query ids when a queries file is
+    given, questions otherwise."""
+    header = _section_header(path)
+    if header == QUESTION_HEADER or (header is None and not queries_given):
+        if queries_given:
+            raise EvalDataError(
+                f"{path}: holds the questions (header 'question'): give no queries file"
+            )
+        queries, golds = load_question_sections(path)
+        if header is None and queries and not any(" " in q.text for q in queries):
+            raise EvalDataError(
+                f"{path}: the first column looks like query ids, not questions: give the "
+                "queries file (--queries), or start the file with the header line "
+                "question<TAB>file<TAB>section"
+            )
+        return golds, queries
+    if not queries_given:
+        raise EvalDataError(
+            f"{path}: names query ids (header 'query-id'): give the queries file (--queries), "
+            "or write the question itself in the first column under a 'question' header"
+        )
+    return load_sections(path), None
 
 
 def section_qrels(golds: dict[str, list[SectionGold]]) -> Qrels:
