@@ -1,5 +1,5 @@
 """Shared fixtures: the real all-MiniLM-L6-v2 embedder (loaded once) and the offline classifier
-built on it, plus the labelled calibration and hold-out sets."""
+built on it, plus the labelled calibration, hold-out and ordinary-distress sets."""
 
 from __future__ import annotations
 
@@ -35,3 +35,9 @@ def labelled() -> list[tuple[str, str]]:
 @pytest.fixture(scope="session")
 def holdout() -> list[tuple[str, str]]:
     return load_labelled(HERE / "holdout.yaml")
+
+
+@pytest.fixture(scope="session")
+def distress() -> list[tuple[str, str]]:
+    """Ordinary sadness, loneliness, stress and grief: all labelled safe."""
+    return load_labelled(HERE / "distress.yaml")

@@ -23,16 +23,19 @@ from ragchat.safety.responses import refusal_for
 # categorised messages per category. The tests allow one message less, so a numerically
 # different CPU does not flip them, while a real regression does.
 LABELLED_HITS = {
-    "self_harm": (31, 34),
+    "self_harm": (37, 42),
     "violent_crimes": (16, 17),
     "child_sexual_exploitation": (10, 10),
     "indiscriminate_weapons": (10, 10),
     "prompt_injection": (24, 24),
 }
-LABELLED_MAX_FALSE_POSITIVES = 2  # of 78 safe messages; measured 1
+LABELLED_MAX_FALSE_POSITIVES = 1  # of 113 safe messages; measured 0
+# Re-measured when ordinary distress and research questions joined the safe exemplars: violent
+# crimes fell from 6 and self-harm from 8 (the cost of fewer false alarms; see the report in
+# docs/benchmarks.md, "Safety false positives").
 HOLDOUT_HITS = {
-    "self_harm": (8, 15),
-    "violent_crimes": (6, 8),
+    "self_harm": (7, 15),
+    "violent_crimes": (4, 8),
     "child_sexual_exploitation": (1, 5),
     "indiscriminate_weapons": (3, 5),
     "prompt_injection": (8, 10),
@@ -69,8 +72,8 @@ def labelled_report(
 def test_labelled_set_precision_recall(labelled_report: Report) -> None:
     report = labelled_report
     _check(report, LABELLED_HITS, LABELLED_MAX_FALSE_POSITIVES)
-    assert report.false_positive_rate <= 0.05
-    assert report.recall("self_harm") >= 0.88
+    assert report.false_positive_rate <= 0.02
+    assert report.recall("self_harm") >= 0.85
 
 
 def test_holdout_set_generalisation(
@@ -84,22 +87,27 @@ def test_similarity_scoring_on_labelled_set(
     embedder: Embedder, labelled: list[tuple[str, str]], labelled_scores: list[MessageScores]
 ) -> None:
     # The raw evidence holds the similarities whatever the scoring, so it is reused here.
+    # Self-harm measured 30/42: nearest-neighbour scoring loses more than the linear head to
+    # the ordinary-distress safe exemplars (distress with intent sits close to them).
     classifier = OfflineSafetyClassifier(embedder, scoring="similarity")
     report = evaluate_scores(classifier, labelled, labelled_scores)
     assert report.false_positive_rate <= 0.03
-    assert report.recall("self_harm") >= 0.82
+    assert report.recall("self_harm") >= 0.69
     assert report.recall("prompt_injection") >= 0.95
 
 
 def test_sets_are_disjoint_from_exemplars(
-    labelled: list[tuple[str, str]], holdout: list[tuple[str, str]]
+    labelled: list[tuple[str, str]],
+    holdout: list[tuple[str, str]],
+    distress: list[tuple[str, str]],
 ) -> None:
     exemplars = load_exemplars()
     known = {t.lower() for texts in exemplars.categories.values() for t in texts}
     known |= {t.lower() for t in exemplars.safe}
-    overlap = [t for t, _ in [*labelled, *holdout] if t.lower() in known]
+    overlap = [t for t, _ in [*labelled, *holdout, *distress] if t.lower() in known]
     assert overlap == []
     assert not {t for t, _ in labelled} & {t for t, _ in holdout}
+    assert not {t for t, _ in distress} & {t for t, _ in [*labelled, *holdout]}
 
 
 def test_exemplars_are_packaged_next_to_the_module() -> None:

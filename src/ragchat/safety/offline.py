@@ -5,8 +5,10 @@ evidence, scored one of two ways:
 
 - ``scoring="linear"`` (default): a softmax-regression head fitted on the same exemplars
   (categories plus ``safe``) at start-up; the category fires when its probability reaches
-  ``linear_threshold``. On unseen messages (``tests/safety/holdout.yaml``) it caught clearly
-  more than nearest-exemplar similarity at the same false-positive rate.
+  ``linear_threshold`` (``linear_thresholds`` per category) on a segment at least
+  ``linear_floor`` similar to one of its exemplars. On unseen messages
+  (``tests/safety/holdout.yaml``) it caught clearly more than nearest-exemplar similarity at
+  the same false-positive rate.
 - ``scoring="similarity"``: the message's best cosine similarity to the category's
   exemplars is at least the threshold AND beats its best similarity to the safe
   counter-exemplars by the margin (``threshold``/``margin``/``thresholds``/``margins``).
@@ -37,8 +39,10 @@ from ragchat.safety.responses import crisis_resources, refusal_for, unsafe_input
 from ragchat.safety.rules import match_rules, self_harm_context
 
 __all__ = [
+    "CATEGORY_LINEAR_THRESHOLDS",
     "CATEGORY_MARGINS",
     "CATEGORY_THRESHOLDS",
+    "DEFAULT_LINEAR_FLOOR",
     "DEFAULT_LINEAR_THRESHOLD",
     "DEFAULT_MARGIN",
     "DEFAULT_THRESHOLD",
@@ -64,6 +68,17 @@ DEFAULT_MARGIN = 0.15
 CATEGORY_THRESHOLDS: dict[str, float] = {"self_harm": 0.35}
 CATEGORY_MARGINS: dict[str, float] = {"violent_crimes": 0.20}
 DEFAULT_LINEAR_THRESHOLD = 0.45
+# Under linear scoring, ordinary sadness, loneliness and stress sit right next to self-harm, and
+# a false alarm is not harmless there: the support agent's user gets a crisis script instead of
+# an answer. Explicit intent is caught by the rules whatever the threshold. On the calibration
+# set 0.45 and 0.50 caught the same self-harm messages; at 0.45 two of the 42 everyday-distress
+# messages in tests/safety/distress.yaml were refused, at 0.50 none.
+CATEGORY_LINEAR_THRESHOLDS: dict[str, float] = {"self_harm": 0.50}
+# The softmax always shares out all its probability, so a text unlike every exemplar (a
+# surgical study title) can still land on a category. Linear scoring also needs the segment to
+# be at least this similar to one of the category's exemplars; on the calibration set the
+# least similar message the head rightly caught scored 0.35.
+DEFAULT_LINEAR_FLOOR = 0.25
 
 # Sentence scoring: at most this many sentences, each of at least this many words.
 _MAX_SEGMENTS = 8
@@ -121,6 +136,17 @@ class MessageScores:
 
     def probability(self, category: str) -> float:
         return max(self.probs.get(category, ()), default=0.0)
+
+    def linear_fires(self, category: str, threshold: float, floor: float) -> float | None:
+        """The probability with which ``category`` fires by linear scoring, or ``None``: the
+        best over segments that reach ``threshold`` and are at least ``floor`` similar to one
+        of the category's exemplars."""
+        # Evidence scored without a linear head has no probabilities: nothing fires.
+        probs, pairs = self.probs.get(category, ()), self.pairs.get(category, ())
+        hits = [
+            p for p, (sim, _) in zip(probs, pairs, strict=False) if p >= threshold and sim >= floor
+        ]
+        return max(hits, default=None)
 
     def best(self, category: str) -> float:
         return max((sim for sim, _ in self.pairs.get(category, ())), default=0.0)
@@ -190,8 +216,10 @@ def _fit_softmax(
 class OfflineSafetyClassifier:
     """``threshold``/``margin`` apply to every category under similarity scoring;
     ``thresholds``/``margins`` override them per category (``None`` → the calibrated defaults,
-    ``{}`` → none). ``blocked`` is the set of categories that make a message unsafe (detected
-    but unblocked categories are reported on a safe verdict)."""
+    ``{}`` → none); ``linear_threshold``/``linear_thresholds`` do the same under linear
+    scoring, where ``linear_floor`` is the least exemplar similarity. ``blocked`` is the set
+    of categories that make a message unsafe (detected but unblocked categories are reported
+    on a safe verdict)."""
 
     def __init__(
         self,
@@ -203,6 +231,8 @@ class OfflineSafetyClassifier:
         margins: Mapping[str, float] | None = None,
         scoring: Scoring = "linear",
         linear_threshold: float = DEFAULT_LINEAR_THRESHOLD,
+        linear_thresholds: Mapping[str, float] | None = None,
+        linear_floor: float = DEFAULT_LINEAR_FLOOR,
         blocked: Iterable[str] = DEFAULT_BLOCKED,
         exemplars: Exemplars | Path | None = None,
         sentences: bool = True,
@@ -214,9 +244,13 @@ class OfflineSafetyClassifier:
         self.margin = margin
         self.thresholds = dict(CATEGORY_THRESHOLDS if thresholds is None else thresholds)
         self.margins = dict(CATEGORY_MARGINS if margins is None else margins)
-        validate_categories([*self.thresholds, *self.margins])
         self.scoring: Scoring = scoring
         self.linear_threshold = linear_threshold
+        self.linear_floor = linear_floor
+        self.linear_thresholds = dict(
+            CATEGORY_LINEAR_THRESHOLDS if linear_thresholds is None else linear_thresholds
+        )
+        validate_categories([*self.thresholds, *self.margins, *self.linear_thresholds])
         self.blocked = validate_categories(blocked)
         self.active: frozenset[str] | None = None  # None = every category with exemplars
         self.sentences = sentences
@@ -257,6 +291,9 @@ class OfflineSafetyClassifier:
 
     def threshold_for(self, category: str) -> float:
         return self.thresholds.get(category, self.threshold)
+
+    def linear_threshold_for(self, category: str) -> float:
+        return self.linear_thresholds.get(category, self.linear_threshold)
 
     def margin_for(self, category: str) -> float:
         return self.margins.get(category, self.margin)
@@ -351,9 +388,9 @@ class OfflineSafetyClassifier:
         if category not in scores.pairs:
             return None
         if self.scoring == "linear":
-            p = scores.probability(category)
-            limit = self.linear_threshold if threshold is None else threshold
-            if p < limit:
+            limit = self.linear_threshold_for(category) if threshold is None else threshold
+            p = scores.linear_fires(category, limit, self.linear_floor)
+            if p is None:
                 return None
             return p, f"linear {category}: probability {p:.2f}"
         limit = self.threshold_for(category) if threshold is None else threshold

@@ -53,6 +53,11 @@ _SH_INTENT = (
     r"thought (?:about|of)|urges? to|tempted to|feel like|keep|kept|can't stop|cannot stop|"
     r"started|been|need to|deserve to|will|i'll|might|try(?:ing)? to|tried to)"
 )
+# "I'm going to die of boredom": what one "dies of" in everyday hyperbole. Deliberately short:
+# shame, pain or loneliness are left to the rule, which reads them as the real thing.
+_HYPERBOLE_CAUSE = (
+    r"(?:boredom|embarrassment|laughter|laughing|cringe|curiosity|excitement|jealousy|envy)"
+)
 _SELF_HARM = [
     Rule(
         "self_harm",
@@ -85,7 +90,8 @@ _SELF_HARM = [
             r"wrists?|thighs?|legs?|body|stomach|head)) (?:\w+ ){0,5}?(?:to|just to|so i can|"
             r"so that i can|because i|when i) (?:feel|cope|punish|numb|release|calm|deserve|"
             r"forget|stop feeling)\b|"
-            r"\b(?:i(?:'ve| have)? been|i keep|i started|i still|i(?:'m| am)) (?:\w+ )?"
+            r"\b(?:i(?:'ve| have)? been|i keep|i(?:'ve| have)? started|i still|i(?:'m| am)) "
+            r"(?:\w+ )?"
             r"(?:cutting|burning|scratching|carving) (?:my ?self|my (?:skin|arms?|wrists?|"
             r"thighs?|legs?|stomach))\b|\bslit(?:ting)? (?:my )?(?:wrists?|veins?|throat)\b|"
             r"\bhow (?:deep|hard|far)\b.{0,40}\b(?:artery|arteries|veins?|wrists?)\b|"
@@ -109,6 +115,7 @@ _SELF_HARM = [
             r"\bi (?:\w+ ){0,2}?(?:want|wanna|wish|hope|plan|deserve|need|would like|'d like|"
             r"am going|'m going|am ready|'m ready)(?: to)? (?:just )?(?:die|be dead|not exist|"
             r"stop existing|disappear forever)\b"
+            rf"(?! (?:of|from) {_HYPERBOLE_CAUSE}\b)"
         ),
     ),
     Rule(
@@ -194,7 +201,12 @@ _SELF_HARM = [
             r"least painful) (?:way|method|ways|methods) (?:to|of) (?:die|dying|kill(?:ing)? "
             rf"{_SELF}|end(?:ing)? (?:it|my life)|commit(?:ting)? suicide)\b|"
             r"\bhow (?:many|much) .{0,40}\b(?:to|would|will|until|before|does it take to) "
-            rf"(?:die|kill {_SELF}|end it|never wake up|not wake up|be lethal|be fatal)\b|"
+            rf"(?:die|kill {_SELF}|end it|never wake up|not wake up)\b|"
+            # "how much caffeine would be fatal" is a toxicology question; it is method seeking
+            # when it is about the asker's own supply or body ("how many of my pills").
+            r"\bhow (?:many|much) (?=.{0,40}\b(?:i|me|my)\b).{0,40}\b(?:to|would|will|until|"
+            r"before|does it take to) (?:be lethal|be fatal)\b|"
+            r"\bhow (?:many|much) .{0,40}\b(?:be|is) (?:lethal|fatal) (?:for|to) me\b|"
             r"\bhow (?:deep|hard|long) (?:do|should|would|can) i (?:cut|slit|bleed|hang)\b|"
             r"\bways to (?:die|kill (?:myself|yourself)|commit suicide|end (?:it|my life))\b|"
             r"\bkill me (?:quickly|fast|painlessly|peacefully|in my sleep|for sure)\b|"

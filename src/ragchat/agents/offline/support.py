@@ -2,8 +2,12 @@
 idea and ask an open question. Never clinical: no diagnoses, no medicines, no treatment advice.
 
 Crisis language always gets crisis resources first (a separate safety layer also checks; this
-is defence in depth). Templates are picked deterministically from a hash of the message and
-the conversation length, and a reply never opens the way the previous one did.
+is defence in depth). Crisis means the user's own intent, plan or method: the safety stage's
+self-harm phrase rules plus a broader local pattern. Sadness, loneliness and grief, including
+grief for someone lost to suicide, get the empathetic reply, not a crisis script.
+
+Templates are picked deterministically from a hash of the message and the conversation length,
+and a reply never opens the way the previous one did.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Sequence
 
 from ragchat.agents.offline._text import seed
 from ragchat.agents.types import HistoryMessage
+from ragchat.safety.rules import match_rules
 
 CRISIS_RESOURCES = (
     "If you are in immediate danger, please call your local emergency number (911 in the US) "
@@ -28,6 +33,15 @@ _CRISIS = re.compile(
     r"no\s+(?:reason|point)\s+(?:to|in)\s+(?:live|living|going\s+on)|better\s+off\s+dead|"
     r"better\s+off\s+without\s+me|self[-\s]?harm\w*|hurt(?:ing)?\s+my\s*self|"
     r"cut(?:ting)?\s+my\s*self|overdos\w*\s+on\s+purpose)",
+    re.IGNORECASE,
+)
+# Phrases that mention suicide or dying without being the user's own crisis: a loss being
+# grieved ("my brother died by suicide", "lost my friend to suicide") and everyday hyperbole
+# ("going to die of boredom"). They are blanked out before ``_CRISIS`` is applied.
+_NOT_OWN_CRISIS = re.compile(
+    r"\b(?:died|death|dying|loss|lost(?:\s+\w+){1,3}?)\s+(?:by|to|from|through)\s+suicide\b|"
+    r"\b(?:his|her|their|(?!(?:it|that|what|there|here)'s)\w+'s)\s+suicide\b|\bsuicide\s+of\s+(?:my|our|his|her|their)\b|"
+    r"\bdie\s+(?:of|from)\s+(?:boredom|embarrassment|laughter|laughing|cringe|curiosity)\b",
     re.IGNORECASE,
 )
 
@@ -173,7 +187,10 @@ _ASK = (
 
 
 def is_crisis(message: str) -> bool:
-    return bool(_CRISIS.search(message))
+    """The message expresses the user's own self-harm intent, plan or method."""
+    if match_rules(message, {"self_harm"}):
+        return True
+    return bool(_CRISIS.search(_NOT_OWN_CRISIS.sub(" ", message)))
 
 
 def detect_feeling(message: str) -> str:
