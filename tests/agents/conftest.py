@@ -59,11 +59,11 @@ def make_engine(
 ) -> EngineFactory:
     def make(config: AppConfig | None = None, **deps: Any) -> ChatEngine:
         deps.setdefault("settings", settings)
+        deps.setdefault("kb_opener", kbs.__getitem__)
         return ChatEngine(
             AgentDeps(
                 app_config=config or app_config,
                 embedder=embedder,
-                kb_opener=kbs.__getitem__,
                 **deps,
             )
         )

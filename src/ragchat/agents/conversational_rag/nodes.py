@@ -131,7 +131,9 @@ class ConversationalNodes:
 
     @timed("retrieve")
     async def retrieve(self, state: ConversationalState) -> Update:
-        result = answering.search(self.deps, self.agent, state.query, state.options, state.user_id)
+        result = await answering.search(
+            self.deps, self.agent, state.query, state.options, state.user_id
+        )
         threshold = self.deps.retriever(self.agent, state.options.get("kb")).config.gate_threshold
         gate = answering.gate_metadata(result, threshold)
         return {"hits": result.hits, "gate": gate, "metadata": {"gate": gate}}

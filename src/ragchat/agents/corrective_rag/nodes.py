@@ -114,7 +114,9 @@ class CorrectiveNodes:
 
     @timed("retrieve")
     async def retrieve(self, state: CorrectiveState) -> Update:
-        result = answering.search(self.deps, self.agent, state.query, state.options, state.user_id)
+        result = await answering.search(
+            self.deps, self.agent, state.query, state.options, state.user_id
+        )
         threshold = self.deps.retriever(self.agent, state.options.get("kb")).config.gate_threshold
         gate = answering.gate_metadata(result, threshold)
         return {

@@ -80,7 +80,8 @@ class RagNodes:
             tool_queries = await self._tool_queries(state)
         queries = tool_queries or [answering.standalone_query(state.message, state.history)]
         results = [
-            answering.search(self.deps, self.agent, q, options, state.user_id) for q in queries
+            await answering.search(self.deps, self.agent, q, options, state.user_id)
+            for q in queries
         ]
         result = merge_results(results)
         threshold = self.deps.retriever(self.agent, options.get("kb")).config.gate_threshold

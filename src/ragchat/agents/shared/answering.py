@@ -4,6 +4,7 @@ an answer cites its sources, so every agent cites the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,16 @@ def standalone_query(message: str, history: Sequence[HistoryMessage]) -> str:
     return reformulate(message, history) if is_follow_up(message, history) else message
 
 
-def search(
+async def search(
+    deps: AgentDeps, agent: AgentConfig, query: str, options: dict[str, Any], user_id: str
+) -> RetrievalResult:
+    """``_search`` in a worker thread: embedding and scoring are CPU work that would otherwise
+    hold the engine's event loop, and with it every other turn in flight (their routing, their
+    streamed tokens). Measured in ``benchmarks/bench_concurrency.py``."""
+    return await asyncio.to_thread(_search, deps, agent, query, options, user_id)
+
+
+def _search(
     deps: AgentDeps, agent: AgentConfig, query: str, options: dict[str, Any], user_id: str
 ) -> RetrievalResult:
     """Book-wide, chapter-aware (``options["chapter"]``) or selected-text-only
@@ -111,7 +121,8 @@ async def answer(
     if not hits:
         return refuse(agent)
     if deps.chat_model is None:
-        composed = compose_answer(
+        composed = await asyncio.to_thread(  # CPU work (sentence embeddings): see ``search``
+            compose_answer,
             query,
             list(hits),
             deps.embedder,

@@ -1,0 +1,56 @@
+"""Retrieval runs off the engine's event loop, so one turn's CPU work does not freeze the
+others (their routing, their streamed tokens)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from ragchat.agents.types import ConversationState, TurnOptions
+from ragchat.index.kb import KnowledgeBase
+
+from ..helpers import EngineFactory, run
+
+
+class BlockingKB:
+    """A knowledge base whose dense search blocks its thread until ``release`` is set (or
+    fails after a while, so a search that holds the event loop fails instead of hanging)."""
+
+    def __init__(self, kb: KnowledgeBase, release: threading.Event) -> None:
+        self._kb = kb
+        self.release = release
+        self.name = kb.name
+        self.embedder = kb.embedder
+
+    def dense_search(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.release.wait(10):
+            raise TimeoutError("the search blocked the loop that would have released it")
+        return self._kb.dense_search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._kb, name)
+
+
+def test_a_turn_searching_does_not_hold_the_event_loop(
+    make_engine: EngineFactory, kbs: dict[str, KnowledgeBase]
+) -> None:
+    release = threading.Event()
+    engine = make_engine(kb_opener=lambda name: BlockingKB(kbs[name], release))
+
+    async def other_work() -> None:
+        await asyncio.sleep(0.2)  # runs only if the loop is free while the turn searches
+        release.set()
+
+    async def both() -> Any:
+        turn = engine.run_turn(
+            conversation=ConversationState("c1"),
+            message="What are the side effects of ibuprofen?",
+            user_id="u1",
+            options=TurnOptions(agent="medical"),
+        )
+        result, _ = await asyncio.gather(turn, other_work())
+        return result
+
+    result = run(both())
+    assert not result.no_answer and "ibuprofen" in result.reply.lower()
