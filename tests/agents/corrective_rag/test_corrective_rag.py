@@ -69,6 +69,23 @@ def test_retries_once_then_declines_and_suggests_a_professional(engine: ChatEngi
     assert md["timings"]["medical.retrieve"] > 0 and "medical.rewrite" in md["timings"]
 
 
+def test_a_rewrite_that_drifts_to_the_documents_does_not_get_an_answer(
+    engine: ChatEngine,
+) -> None:
+    """The offline rewrite borrows words from the passages it failed on ("aura", "migraine");
+    its second search finds them, but they are graded against the question, so the out-of-scope
+    question is still declined (it was answered with migraine facts when graded against the
+    rewrite)."""
+    for question in (
+        "What are the best things to see in Lisbon in three days?",
+        "Who holds the world record for the men's 100 metres?",
+    ):
+        result = run(Chat(engine).say(question, agent="medical"))
+        md = result.metadata
+        assert md["retrieval_attempts"] == 2, question  # the rewrite did run
+        assert result.no_answer and result.citations == [], question
+
+
 def test_scripted_model_grades_rewrites_and_answers(make_engine: EngineFactory) -> None:
     engine = make_engine(chat_model=ScriptedChatModel())
     model = engine.deps.chat_model

@@ -87,6 +87,7 @@ class CorrectiveNodes:
         return {
             "action": decision.action,
             "query": query,
+            "question": query,
             "metadata": {
                 "decision": {"action": decision.action, "reasoning": decision.reasoning},
                 "search_query": query,
@@ -146,7 +147,11 @@ class CorrectiveNodes:
 
     @timed("grade")
     async def grade(self, state: CorrectiveState) -> Update:
-        scores = await self._grade(state.query, state.hits) if state.hits else []
+        # Against the question, not the latest rewrite: a rewrite borrows words from the
+        # passages it failed on, and graded against itself it would pass passages on another
+        # topic (an out-of-scope question answered from whatever the rewrite drifted to).
+        question = state.question or state.query
+        scores = await self._grade(question, state.hits) if state.hits else []
         gated = bool(state.gate.get("no_answer"))
         kept = list(state.kept)
         kept_scores = dict(state.kept_scores)
@@ -212,7 +217,7 @@ class CorrectiveNodes:
             self.deps,
             self.agent,
             question=state.message,
-            query=state.query,
+            query=state.question or state.query,
             hits=hits,
             history=state.history,
             system=self._p("SYSTEM", prompts.SYSTEM),

@@ -12,7 +12,8 @@ from ragchat.types import Hit
 @dataclass
 class CorrectiveState(AgentState):
     action: str = "retrieve"  # "retrieve" | "respond"
-    query: str = ""
+    query: str = ""  # the search query: the question, then each rewrite
+    question: str = ""  # the standalone question: passages are graded and answered against it
     attempts: int = 0
     rewritten_queries: list[str] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)  # the latest attempt's hits

@@ -1,0 +1,67 @@
+"""Out-of-domain questions end to end: does each knowledge-base agent say plainly that its
+documents do not cover them?
+
+The retrieval gate alone (``ragchat eval calibrate``) refuses only part of the shipped
+out-of-domain list at the default threshold; the agents add their own thresholds and the
+offline composer's topic check. This sends every question of
+``src/ragchat/eval/data/out_of_domain.jsonl`` to each agent (offline, sample knowledge bases)
+and prints how many got an answer instead of NO_ANSWER, with those replies.
+
+Usage: ``.venv/bin/python benchmarks/ood_agents.py [--agents medical,parenting,tutor]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+from ragchat.agents.bootstrap import ensure_knowledge_bases
+from ragchat.agents.config import load_config
+from ragchat.agents.factory import build_engine
+from ragchat.agents.types import ConversationState, TurnOptions
+from ragchat.index.embedder import load_embedder
+from ragchat.settings import LLMSettings, Settings
+
+OOD = Path(__file__).resolve().parents[1] / "src/ragchat/eval/data/out_of_domain.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", default="medical,parenting,tutor")
+    args = parser.parse_args()
+    questions = [json.loads(line)["text"] for line in OOD.read_text().splitlines() if line]
+    data = Path(tempfile.mkdtemp(prefix="ragchat-ood-"))
+    settings = Settings(data_dir=data, config_file=None, llm=LLMSettings(stream_pace_ms=0.0))
+    app_config = load_config()
+    embedder = load_embedder(settings)
+    ensure_knowledge_bases(settings, app_config, embedder)
+    engine = build_engine(settings, app_config, embedder=embedder)
+
+    async def run() -> None:
+        print("| agent | answered (should be NO_ANSWER) | refused |")
+        print("|---|---:|---:|")
+        details = []
+        for agent in args.agents.split(","):
+            answered = []
+            for i, question in enumerate(questions):
+                result = await engine.run_turn(
+                    conversation=ConversationState(f"ood-{i}"),
+                    message=question,
+                    user_id="bench",
+                    options=TurnOptions(agent=agent),
+                )
+                if not result.no_answer:
+                    answered.append((question, " ".join(result.reply.split())[:90]))
+            n = len(questions)
+            print(f"| {agent} | {len(answered)} / {n} | {n - len(answered)} / {n} |")
+            details += [f"- {agent}: {q!r} → {reply!r}…" for q, reply in answered]
+        print("\n" + "\n".join(details))
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()
