@@ -1,26 +1,31 @@
 """``ragchat`` command line. Thin: parse, call services, print.
 
-RagchatError becomes an exit code here and nowhere else."""
+The ``kb``, ``eval`` and ``chat`` sub-apps live in their own modules and are mounted here;
+what the command modules share (settings, the RagchatError → exit code mapping, progress
+bars) is in ``ragchat.cli_common``."""
 
 from __future__ import annotations
 
 import json
-import logging
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ragchat import errors
 from ragchat.agents.chat_cli import chat_app
+from ragchat.cli_common import (
+    DataDir,
+    KbName,
+    console,
+    err,
+    exit_on_error,
+    load_settings,
+    progress_bars,
+)
 from ragchat.eval.cli import eval_app
-from ragchat.settings import Settings
+from ragchat.kb_cli import kb_app
 
 if TYPE_CHECKING:
     from ragchat.index.ingestion import IngestReport
@@ -30,76 +35,9 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Self-hosted RAG chat over your documents, offline by default.",
 )
-kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(chat_app, name="chat")
-console = Console()
-err = Console(stderr=True)
-F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
-    (errors.ConfigError, 2),
-    (errors.KnowledgeBaseNotFound, 3),
-    (errors.DocumentNotFound, 3),
-    (errors.IngestError, 4),
-    (errors.ModelLoadError, 5),
-    (errors.IndexError_, 6),
-    (errors.RetrievalError, 7),
-    (errors.RagchatError, 1),
-]
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    settings = Settings()
-    if data_dir is not None:
-        settings = settings.model_copy(update={"data_dir": data_dir})
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
-    for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    return settings
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except errors.RagchatError as exc:
-        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(code) from None
-
-
-DataDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--data-dir", help="Data directory (default: $RAGCHAT_DATA_DIR or ./ragchat-data)."
-    ),
-]
-KbName = Annotated[str, typer.Option("--kb", help="Knowledge base name.")]
-
-
-@contextmanager
-def _progress() -> Iterator[Callable[[str, int, int], None]]:
-    bars: dict[str, Any] = {}
-    with Progress(
-        TextColumn("{task.description:>8}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-        disable=not err.is_terminal,
-    ) as prog:
-
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in bars:
-                bars[stage] = prog.add_task(stage, total=total)
-            prog.update(bars[stage], completed=done, total=total)
-
-        yield update
 
 
 @app.command()
@@ -124,8 +62,8 @@ def ingest(
     from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
     from ragchat.ingest.chunking import Chunker
 
-    settings = _settings(data_dir)
-    with _errors():
+    settings = load_settings(data_dir)
+    with exit_on_error():
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise errors.IngestError(", ".join(missing), "no such file or folder")
@@ -134,7 +72,7 @@ def ingest(
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return
         base = services.open_or_create_kb(settings, kb, dense_backend=backend)
-        with _progress() as progress:
+        with progress_bars() as progress:
             report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
         pruned = prune_missing(base, [p for p in paths if p.is_dir()]) if prune else 0
         for e in report.errors:
@@ -185,8 +123,8 @@ def search(
     from ragchat import services
     from ragchat.retrieve.factory import build_retriever
 
-    settings = _settings(data_dir)
-    with _errors():
+    settings = load_settings(data_dir)
+    with exit_on_error():
         retrieval = settings.retrieval
         if mode:
             if mode not in ("hybrid", "dense", "bm25", "dense_first"):
@@ -261,75 +199,6 @@ def _print_result(result: Any) -> None:
     console.print(table)
 
 
-@kb_app.command("list")
-def kb_list(data_dir: DataDir = None) -> None:
-    """List knowledge bases with their sizes."""
-    from ragchat.index.kb import KnowledgeBase
-
-    settings = _settings(data_dir)
-    with _errors():
-        table = Table(title=f"knowledge bases in {settings.kb_root}")
-        for col in ("name", "documents", "chunks", "model", "updated"):
-            table.add_column(col)
-        for name in KnowledgeBase.names(settings.kb_root):
-            m = KnowledgeBase.describe(settings.kb_root, name)
-            table.add_row(
-                name,
-                str(m["documents"]),
-                str(m["children"]),
-                str(m["embedding_model"]),
-                str(m["updated"]),
-            )
-        console.print(table)
-
-
-@kb_app.command("stats")
-def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
-    """Counts, model and size on disk of one knowledge base."""
-    from ragchat.index.kb import KnowledgeBase
-
-    settings = _settings(data_dir)
-    with _errors():
-        stats = KnowledgeBase.describe(settings.kb_root, name)
-        table = Table(title=name, show_header=False)
-        for key, value in stats.items():
-            table.add_row(key, str(value))
-        console.print(table)
-
-
-@kb_app.command("delete")
-def kb_delete(
-    name: Annotated[str, typer.Argument()],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
-    data_dir: DataDir = None,
-) -> None:
-    """Delete a whole knowledge base."""
-    from ragchat.index.kb import KnowledgeBase
-
-    settings = _settings(data_dir)
-    with _errors():
-        if not yes and sys.stdin.isatty():
-            typer.confirm(f"Delete knowledge base {name!r}?", abort=True)
-        KnowledgeBase.delete(settings.kb_root, name)
-        console.print(f"deleted {name}")
-
-
-@kb_app.command("remove")
-def kb_remove(
-    name: Annotated[str, typer.Argument()],
-    targets: Annotated[list[str], typer.Argument(help="Document ids or ingested file paths.")],
-    data_dir: DataDir = None,
-) -> None:
-    """Remove documents (by id or by file path) from a knowledge base."""
-    from ragchat import services
-    from ragchat.index.ingestion import remove_paths
-
-    settings = _settings(data_dir)
-    with _errors():
-        removed = remove_paths(services.open_kb(settings, name), targets)
-        console.print(f"removed {removed} document(s) from {name}")
-
-
 @app.command()
 def serve(
     host: Annotated[
@@ -345,8 +214,8 @@ def serve(
     """Run the chat server and web page (ingests the sample knowledge bases on first start)."""
     from ragchat.api.serve import serve as run_server
 
-    settings = _settings(data_dir)
-    with _errors():
+    settings = load_settings(data_dir)
+    with exit_on_error():
         run_server(settings, host=host, port=port, config_file=config)
 
 
@@ -358,8 +227,8 @@ def demo(data_dir: DataDir = None) -> None:
     from ragchat.ingest.chunking import Chunker
     from ragchat.retrieve.factory import build_retriever
 
-    settings = _settings(data_dir)
-    with _errors():
+    settings = load_settings(data_dir)
+    with exit_on_error():
         emb = services.embedder(settings)
         for name, folder in services.sample_sources().items():
             base = services.open_or_create_kb(settings, name, emb)

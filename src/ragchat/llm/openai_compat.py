@@ -4,160 +4,47 @@ Only the subset every provider implements is used (OpenRouter, OpenAI, Groq, Oll
 llama.cpp's server): ``messages``, ``tools``/``tool_choice: auto``, ``temperature``,
 ``max_tokens``, ``stop``, ``stream`` and ``response_format: {"type": "json_object"}``.
 
-Prompt caching: providers cache the longest identical prompt prefix. Every request therefore
-starts with the same bytes for the same node: the leading system messages are merged into
-``messages[0]``, tools are sorted by name, everything is serialized with sorted keys, and the
-body's keys are written in the order model → tools → tool_choice → messages → per-call knobs,
-so two requests that differ only in the user turn share their prefix byte for byte.
+This module holds the client: one HTTP connection pool per event loop, retries with backoff,
+and the ``ChatModel`` methods. The wire format (request bodies laid out for prompt caching,
+reply and SSE parsing) is in ``ragchat.llm.openai_wire``; error bodies, ``Retry-After`` and
+the errors raised are in ``ragchat.llm.http_errors``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import json
 import logging
 import random
 import threading
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, NoReturn
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Any
 
 import httpx
 from pydantic import BaseModel
 
 from ragchat.errors import LLMError, LLMOutputError, LLMUnavailable
-from ragchat.llm.base import ChatResult, GenerationOptions, M, Message, ToolCall, ToolSpec
-from ragchat.llm.parsing import (
-    canonical_json,
-    looks_like_tool_call,
-    make_tool_call,
-    parse_structured,
-    parse_text_tool_calls,
-    retry_instruction,
-    schema_instruction,
+from ragchat.llm.base import ChatResult, GenerationOptions, M, Message, ToolSpec
+from ragchat.llm.http_errors import (
+    RETRY_STATUS,
+    RETRY_TRANSPORT,
+    HTTPStatusLLMError,
+    ToolUseFailed,
+    json_or_none,
+    provider_message,
+    raise_http_error,
+    retry_after_seconds,
 )
+from ragchat.llm.openai_wire import (
+    parse_result,
+    recover_failed_generation,
+    request_body,
+    stream_deltas,
+)
+from ragchat.llm.parsing import parse_structured, retry_instruction, schema_instruction
 
 log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
-
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-# Connection-level failures worth another attempt; read/write timeouts are not retried
-# (a model that was too slow once will be too slow again, and the user is waiting).
-_RETRY_TRANSPORT: tuple[type[Exception], ...] = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.PoolTimeout,
-    httpx.RemoteProtocolError,
-    httpx.ReadError,
-    httpx.WriteError,
-)
-
-
-class HTTPStatusLLMError(LLMError):
-    """A non-retryable HTTP error from the provider; ``status`` lets callers branch on it."""
-
-    def __init__(self, status: int, message: str, body: Any = None) -> None:
-        super().__init__(f"LLM provider returned HTTP {status}: {message}")
-        self.status = status
-        self.body = body
-
-
-class _ToolUseFailed(HTTPStatusLLMError):
-    """Groq-style 400 ``tool_use_failed``: the model's attempt is in ``failed_generation``."""
-
-    def __init__(self, status: int, message: str, body: Any, failed_generation: str) -> None:
-        super().__init__(status, message, body)
-        self.failed_generation = failed_generation
-
-
-def _provider_message(body: Any, text: str) -> str:
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            for key in ("message", "detail", "msg"):
-                if isinstance(err.get(key), str):
-                    return str(err[key])
-        elif isinstance(err, str):
-            return err
-        for key in ("message", "detail"):
-            if isinstance(body.get(key), str):
-                return str(body[key])
-    return text.strip()[:500] or "<empty body>"
-
-
-def _json_or_none(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds from ``Retry-After`` (delta-seconds or HTTP date) or ``retry-after-ms``."""
-    ms = response.headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _message_dict(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        out["content"] = message.content or None
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": canonical_json(call.arguments)},
-            }
-            for call in message.tool_calls
-        ]
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.name is not None:
-        out["name"] = message.name
-    return out
-
-
-def _with_system_first(messages: Sequence[Message], extra_system: str | None) -> list[Message]:
-    """Merge the leading system messages (plus a static extra instruction) into one
-    ``messages[0]`` so the cacheable prefix is one stable block."""
-    leading: list[str] = []
-    rest_start = 0
-    while rest_start < len(messages) and messages[rest_start].role == "system":
-        leading.append(messages[rest_start].content)
-        rest_start += 1
-    if extra_system:
-        leading.append(extra_system)
-    head = [Message(role="system", content="\n\n".join(leading))] if leading else []
-    return head + list(messages[rest_start:])
-
-
-def _tool_dict(tool: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.parameters,
-        },
-    }
 
 
 class OpenAICompatChatModel:
@@ -262,23 +149,16 @@ class OpenAICompatChatModel:
         extra_system: str | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> bytes:
-        """The request body, static parts first (see the module docstring)."""
-        opts = options or GenerationOptions()
-        parts: list[tuple[str, Any]] = [("model", self.model)]
-        if tools:
-            parts.append(("tools", [_tool_dict(t) for t in sorted(tools, key=lambda t: t.name)]))
-            parts.append(("tool_choice", "auto"))
-        msgs = _with_system_first(messages, extra_system)
-        parts.append(("messages", [_message_dict(m) for m in msgs]))
-        if response_format is not None:
-            parts.append(("response_format", response_format))
-        parts.append(("temperature", opts.temperature))
-        parts.append(("max_tokens", opts.max_tokens))
-        if opts.stop:
-            parts.append(("stop", list(opts.stop)))
-        parts.append(("stream", stream))
-        body = "{" + ",".join(f"{json.dumps(k)}:{canonical_json(v)}" for k, v in parts) + "}"
-        return body.encode("utf-8")
+        """The request body, static parts first (see ``ragchat.llm.openai_wire``)."""
+        return request_body(
+            self.model,
+            messages,
+            options=options,
+            tools=tools,
+            stream=stream,
+            extra_system=extra_system,
+            response_format=response_format,
+        )
 
     # --- transport with retries -----------------------------------------------------------
 
@@ -300,7 +180,7 @@ class OpenAICompatChatModel:
                 response = await self._client.send(request, stream=stream)
             except httpx.UnsupportedProtocol as exc:
                 raise LLMError(f"bad LLM base_url {self.base_url!r}: {exc}") from exc
-            except _RETRY_TRANSPORT as exc:
+            except RETRY_TRANSPORT as exc:
                 failure = f"{type(exc).__name__}: {exc}"
             except httpx.TimeoutException as exc:
                 raise LLMUnavailable(
@@ -316,12 +196,12 @@ class OpenAICompatChatModel:
                         await response.aread()
                     finally:
                         await response.aclose()
-                body_json = _json_or_none(response)
-                message = _provider_message(body_json, response.text)
-                if response.status_code not in _RETRY_STATUS:
-                    self._raise_http(response.status_code, message, body_json)
+                body_json = json_or_none(response)
+                message = provider_message(body_json, response.text)
+                if response.status_code not in RETRY_STATUS:
+                    raise_http_error(response.status_code, message, body_json)
                 failure = f"HTTP {response.status_code}: {message}"
-                retry_after = _retry_after(response)
+                retry_after = retry_after_seconds(response)
             if attempt >= self.max_retries:
                 raise LLMUnavailable(
                     f"LLM at {self.base_url} failed after {attempt + 1} attempts: {failure}"
@@ -331,23 +211,14 @@ class OpenAICompatChatModel:
             await self._sleep(delay)
             attempt += 1
 
-    @staticmethod
-    def _raise_http(status: int, message: str, body: Any) -> NoReturn:
-        err = body.get("error") if isinstance(body, dict) else None
-        if isinstance(err, dict) and (
-            err.get("code") == "tool_use_failed" or "failed_generation" in err
-        ):
-            raise _ToolUseFailed(status, message, body, str(err.get("failed_generation") or ""))
-        raise HTTPStatusLLMError(status, message, body)
-
     async def _post_json(self, body: bytes) -> dict[str, Any]:
         response = await self._send(body, stream=False)
-        data = _json_or_none(response)
+        data = json_or_none(response)
         if not isinstance(data, dict):
             raise LLMError(f"LLM provider sent a non-JSON reply: {response.text[:200]!r}")
         if not data.get("choices"):
             if "error" in data:  # some gateways (OpenRouter) report errors with HTTP 200
-                raise LLMError(f"LLM provider error: {_provider_message(data, response.text)}")
+                raise LLMError(f"LLM provider error: {provider_message(data, response.text)}")
             raise LLMError(f"LLM provider reply has no choices: {response.text[:200]!r}")
         return data
 
@@ -365,56 +236,9 @@ class OpenAICompatChatModel:
         body = self.build_body(messages, options=options, tools=tools)
         try:
             data = await self._post_json(body)
-        except _ToolUseFailed as exc:
-            return self._recover_failed_generation(exc.failed_generation, tools)
-        return self._parse_result(data, tools)
-
-    def _recover_failed_generation(self, text: str, tools: Sequence[ToolSpec]) -> ChatResult:
-        calls = parse_text_tool_calls(text, tools)
-        if calls:
-            log.info("recovered %d tool call(s) from failed_generation", len(calls))
-            return ChatResult(
-                content="", tool_calls=calls, finish_reason="tool_calls", model=self.model
-            )
-        log.warning("unparsable failed_generation; returning it as a plain answer")
-        return ChatResult(content=text.strip(), finish_reason="stop", model=self.model)
-
-    def _parse_result(self, data: dict[str, Any], tools: Sequence[ToolSpec]) -> ChatResult:
-        choice = data["choices"][0]
-        if not isinstance(choice, dict):
-            raise LLMError(f"LLM provider sent a malformed choice: {choice!r}")
-        message = choice.get("message") or {}
-        content = message.get("content") or ""
-        if isinstance(content, list):  # content parts (rare in replies)
-            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        content = str(content)
-        finish = str(choice.get("finish_reason") or "stop")
-        calls: list[ToolCall] = []
-        raw_calls = message.get("tool_calls") or []
-        for raw in raw_calls if isinstance(raw_calls, list) else []:
-            fn = raw.get("function") if isinstance(raw, dict) else None
-            if not isinstance(fn, dict):
-                continue
-            call = make_tool_call(fn.get("name"), fn.get("arguments"), tools, raw.get("id"))
-            if call is None:
-                log.warning("dropping invalid tool call %r", fn)
-            else:
-                calls.append(call)
-        if raw_calls and not calls:
-            finish = "stop"
-        if not raw_calls and tools and looks_like_tool_call(content):
-            # Some models print the call instead of using the tool_calls field.
-            calls = parse_text_tool_calls(content, tools)
-            if calls:
-                content, finish = "", "tool_calls"
-        usage = {k: v for k, v in (data.get("usage") or {}).items() if isinstance(v, int)}
-        return ChatResult(
-            content=content,
-            tool_calls=calls,
-            finish_reason=finish,
-            usage=usage,
-            model=str(data.get("model") or self.model),
-        )
+        except ToolUseFailed as exc:
+            return recover_failed_generation(exc.failed_generation, tools, self.model)
+        return parse_result(data, tools, self.model)
 
     async def stream(
         self, messages: Sequence[Message], *, options: GenerationOptions | None = None
@@ -424,23 +248,8 @@ class OpenAICompatChatModel:
         body = self.build_body(messages, options=options, stream=True)
         response = await self._send(body, stream=True)
         try:
-            async for data in _sse_data(response.aiter_lines()):
-                if data.strip() == "[DONE]":
-                    return
-                try:
-                    event = json.loads(data)
-                except ValueError:
-                    log.warning("skipping non-JSON SSE event %r", data[:200])
-                    continue
-                if not isinstance(event, dict):
-                    continue
-                if "error" in event:
-                    raise LLMError(f"LLM stream error: {_provider_message(event, data)}")
-                for choice in event.get("choices") or []:
-                    delta = (choice or {}).get("delta") or {}
-                    text = delta.get("content")
-                    if isinstance(text, str) and text:
-                        yield text
+            async for text in stream_deltas(response.aiter_lines()):
+                yield text
         except httpx.TimeoutException as exc:
             raise LLMUnavailable(f"LLM stream timed out after {self.timeout}s") from exc
         except httpx.TransportError as exc:
@@ -479,7 +288,7 @@ class OpenAICompatChatModel:
                 log.warning("provider rejected response_format (%s); JSON mode disabled", exc)
                 self.json_mode = self.json_schema = False
                 response_format = None
-            reply = self._parse_result(data, ()).content
+            reply = parse_result(data, (), self.model).content
             try:
                 return parse_structured(reply, schema)
             except ValueError as exc:
@@ -498,22 +307,3 @@ class OpenAICompatChatModel:
         if self.json_schema:
             return {"type": "json_object", "schema": schema.model_json_schema()}
         return {"type": "json_object"}
-
-
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Server-sent events → the ``data`` payload of each event (multi-line data joined)."""
-    buffer: list[str] = []
-    async for raw in lines:
-        line = raw.rstrip("\r")
-        if not line:
-            if buffer:
-                yield "\n".join(buffer)
-                buffer = []
-            continue
-        if line.startswith(":"):
-            continue  # comment / keep-alive (OpenRouter sends ": OPENROUTER PROCESSING")
-        field, _, value = line.partition(":")
-        if field == "data":
-            buffer.append(value[1:] if value.startswith(" ") else value)
-    if buffer:
-        yield "\n".join(buffer)
