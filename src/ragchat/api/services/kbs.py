@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.index.base import Embedder, Matrix, Vector
-from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import KnowledgeBase
 from ragchat.types import Chunk
 
@@ -51,10 +50,6 @@ class KnowledgeBaseRegistry:
 
     def names(self) -> list[str]:
         return KnowledgeBase.names(self.root)
-
-    def documents(self, name: str) -> list[DocumentRow]:
-        with self.reading(name) as kb:
-            return kb.store.documents()
 
     def vector_count(self, name: str) -> int | None:
         """Live count when the KB is loaded, else None (the manifest has it)."""
