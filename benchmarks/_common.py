@@ -183,3 +183,23 @@ class Spinners:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def sample_engine(pace_ms: float = 0.0, prefix: str = "ragchat-bench-") -> Any:
+    """An offline ``ChatEngine`` (no LLM, packaged embedder) over the sample knowledge bases,
+    ingested into a fresh temporary data directory; replies streamed at ``pace_ms``."""
+    import tempfile
+
+    from ragchat.agents.bootstrap import ensure_knowledge_bases
+    from ragchat.agents.config import load_config
+    from ragchat.agents.factory import build_engine
+    from ragchat.index.embedder import load_embedder
+    from ragchat.settings import LLMSettings, Settings
+
+    data = Path(tempfile.mkdtemp(prefix=prefix))
+    settings = Settings(data_dir=data, config_file=None, llm=LLMSettings(stream_pace_ms=pace_ms))
+    app_config = load_config()
+    embedder = load_embedder(settings)
+    print("ingesting the sample knowledge bases…", file=sys.stderr)
+    ensure_knowledge_bases(settings, app_config, embedder)
+    return build_engine(settings, app_config, embedder=embedder)

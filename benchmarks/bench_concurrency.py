@@ -20,17 +20,12 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from ragchat.agents.bootstrap import ensure_knowledge_bases
-from ragchat.agents.config import load_config
+from _common import sample_engine
+
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.factory import build_engine
 from ragchat.agents.types import ConversationState, TurnOptions
-from ragchat.index.embedder import load_embedder
-from ragchat.settings import LLMSettings, Settings
 
 QUESTIONS = [
     ("What are the side effects of ibuprofen?", "medical"),
@@ -93,15 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    data = Path(tempfile.mkdtemp(prefix="ragchat-bench-conc-"))
-    settings = Settings(
-        data_dir=data, config_file=None, llm=LLMSettings(stream_pace_ms=args.pace_ms)
-    )
-    app_config = load_config()
-    embedder = load_embedder(settings)
-    print("ingesting the sample knowledge bases…", file=sys.stderr)
-    ensure_knowledge_bases(settings, app_config, embedder)
-    engine = build_engine(settings, app_config, embedder=embedder)
+    engine = sample_engine(args.pace_ms, prefix="ragchat-bench-conc-")
     engine.warm_up()
 
     async def run() -> list[tuple[int, float, float, float, float, float, float]]:

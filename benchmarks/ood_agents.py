@@ -15,15 +15,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 
-from ragchat.agents.bootstrap import ensure_knowledge_bases
-from ragchat.agents.config import load_config
-from ragchat.agents.factory import build_engine
+from _common import sample_engine
+
 from ragchat.agents.types import ConversationState, TurnOptions
-from ragchat.index.embedder import load_embedder
-from ragchat.settings import LLMSettings, Settings
 
 OOD = Path(__file__).resolve().parents[1] / "src/ragchat/eval/data/out_of_domain.jsonl"
 
@@ -33,12 +29,7 @@ def main() -> None:
     parser.add_argument("--agents", default="medical,parenting,tutor")
     args = parser.parse_args()
     questions = [json.loads(line)["text"] for line in OOD.read_text().splitlines() if line]
-    data = Path(tempfile.mkdtemp(prefix="ragchat-ood-"))
-    settings = Settings(data_dir=data, config_file=None, llm=LLMSettings(stream_pace_ms=0.0))
-    app_config = load_config()
-    embedder = load_embedder(settings)
-    ensure_knowledge_bases(settings, app_config, embedder)
-    engine = build_engine(settings, app_config, embedder=embedder)
+    engine = sample_engine(prefix="ragchat-ood-")
 
     async def run() -> None:
         print("| agent | answered (should be NO_ANSWER) | refused |")
