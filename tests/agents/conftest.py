@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ragchat import services
+from ragchat import resources
 from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import AppConfig, load_config
 from ragchat.agents.deps import AgentDeps
@@ -32,7 +32,7 @@ def settings(data_dir: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 def embedder(settings: Settings) -> Embedder:
-    return CachingEmbedder(services.embedder(settings))
+    return CachingEmbedder(resources.embedder(settings))
 
 
 @pytest.fixture(scope="session")

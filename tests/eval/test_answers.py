@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ragchat.eval.cli as eval_cli
-from ragchat import services
+from ragchat import resources
 from ragchat.agents.types import Citation
 from ragchat.eval.answers import (
     AnswerRecord,
@@ -61,7 +61,7 @@ TINY = {
 
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    return services.embedder(Settings(data_dir=tmp_path_factory.mktemp("emb")))
+    return resources.embedder(Settings(data_dir=tmp_path_factory.mktemp("emb")))
 
 
 def _citation(index: int, chunk_id: str) -> Citation:

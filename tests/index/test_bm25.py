@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import Stemmer
 
-from ragchat.errors import IndexError_
+from ragchat.errors import IndexStateError
 from ragchat.index.bm25 import BM25Index, tokenize
 
 CORPUS = [
@@ -87,5 +87,5 @@ def test_corrupt_files_give_a_clear_error(tmp_path: Path) -> None:
     index.add(np.arange(5), CORPUS)
     index.save(tmp_path)
     (tmp_path / "bm25_tf.npz").write_bytes(b"not a zip")
-    with pytest.raises(IndexError_, match="corrupt"):
+    with pytest.raises(IndexStateError, match="corrupt"):
         BM25Index.load(tmp_path)

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragchat.errors import IndexError_
+from ragchat.errors import IndexStateError
 from ragchat.index.dense import FlatIndex, HNSWIndex, load_dense_index, new_dense_index
 
 BACKENDS = ["flat", "hnsw"]
@@ -58,11 +58,11 @@ def test_remove_and_round_trip(kind: str, tmp_path: Path) -> None:
 
 def test_wrong_dim_is_rejected(tmp_path: Path) -> None:
     index = FlatIndex(16)
-    with pytest.raises(IndexError_, match="dim 16"):
+    with pytest.raises(IndexStateError, match="dim 16"):
         index.add(np.arange(2), _vectors(2, dim=8))
     index.add(np.arange(2), _vectors(2))
     index.save(tmp_path)
-    with pytest.raises(IndexError_, match="dim 32"):
+    with pytest.raises(IndexStateError, match="dim 32"):
         FlatIndex.load(tmp_path, 32)
 
 

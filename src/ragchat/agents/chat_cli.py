@@ -103,7 +103,7 @@ async def _session(
 
 
 def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngine:
-    from ragchat import services
+    from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases, resolve_config
     from ragchat.agents.factory import build_engine
     from ragchat.llm.factory import build_chat_model
@@ -111,7 +111,7 @@ def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngin
 
     prepare_runtime(settings)
     app_config = resolve_config(kb_or_config, settings)
-    embedder = services.embedder(settings)
+    embedder = resources.embedder(settings)
     for kb in ensure_knowledge_bases(settings, app_config, embedder):
         if kb.changed:
             r = kb.report

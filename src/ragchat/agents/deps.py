@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import frontmatter
 
 from ragchat.agents.config import AgentConfig, AppConfig
+from ragchat.agents.heuristics import AgentCard, EmbeddingRouter
 from ragchat.agents.memory import InMemoryMemoryStore, MemoryStore
-from ragchat.agents.offline import AgentCard, EmbeddingRouter
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder, SearchableKB
 from ragchat.index.kb import KnowledgeBase

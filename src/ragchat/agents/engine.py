@@ -12,7 +12,7 @@ from typing import Any, cast
 from ragchat.agents import companion, conversational_rag, corrective_rag, rag, support
 from ragchat.agents.config import AgentConfig, AgentKind
 from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import make_title
+from ragchat.agents.heuristics import make_title
 from ragchat.agents.shared.state import AgentGraph
 from ragchat.agents.supervisor import build_graph as build_supervisor
 from ragchat.agents.supervisor import prompts as supervisor_prompts

@@ -41,9 +41,9 @@ def build_engine(
     and ``refusal_for`` or a bare ``SafetyClassifier`` (standard refusals are added), default
     the offline classifier; ``memory=None`` keeps long-term memory in process memory."""
     if embedder is None:
-        from ragchat import services
+        from ragchat import resources
 
-        embedder = services.embedder(settings)
+        embedder = resources.embedder(settings)
     if safety is None:
         safety = default_safety(embedder)
     deps = AgentDeps(

@@ -38,7 +38,7 @@ from ragchat.api.routes import (
     users,
 )
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.engine import ThreadedEngine
+from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.services.memory import SqlMemoryStore
@@ -73,7 +73,7 @@ class Injected:
 def _build_state(settings: Settings, given: Injected) -> AppState:
     """Everything blocking at start-up; a ``ConfigError``/``StoreUnavailable`` stops start-up
     with its message."""
-    from ragchat import services
+    from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.factory import build_engine
     from ragchat.llm.factory import build_chat_model
@@ -87,7 +87,7 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
         engine.deps.app_config if engine is not None else load_config(settings.config_file)
     )
     embedder = given.embedder or (
-        engine.deps.embedder if engine is not None else services.embedder(settings)
+        engine.deps.embedder if engine is not None else resources.embedder(settings)
     )
     bootstrap = given.bootstrap
     if bootstrap is None:

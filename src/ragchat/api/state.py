@@ -10,7 +10,7 @@ from fastapi import Request
 from ragchat.api.limits import RateLimits, StreamSlots
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.documents import DocumentService
-from ragchat.api.services.engine import ThreadedEngine
+from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.health import HealthService
 from ragchat.api.services.identity import CookieSigner
 from ragchat.api.services.kbs import KnowledgeBaseRegistry

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ragchat.agents.offline._text import split_sentences, words
+from ragchat.agents.heuristics._text import split_sentences, words
 from ragchat.agents.types import Citation, ConversationState, TurnOptions
 from ragchat.eval.data import EvalDataError
 from ragchat.eval.metrics import latency_stats

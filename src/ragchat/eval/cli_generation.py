@@ -47,7 +47,7 @@ def answers(
     the replies: ROUGE-L, similarity, citations, groundedness, NO_ANSWER rate, latency."""
     import asyncio
 
-    from ragchat import services
+    from ragchat import resources
     from ragchat.agents.factory import build_engine
     from ragchat.eval.answers import (
         AnswerRun,
@@ -63,7 +63,7 @@ def answers(
         kind = fmt or ("jsonl" if data.suffix == ".jsonl" else "pubmedqa")
         if kind not in ("pubmedqa", "jsonl"):
             raise ConfigError(f"--format must be pubmedqa or jsonl, not {kind!r}")
-        embedder = services.embedder(settings)
+        embedder = resources.embedder(settings)
         notes: list[str] = []
         if kind == "pubmedqa":
             kb = kb or "pubmedqa"
@@ -113,14 +113,14 @@ def synth(
     questions whose source chunk the default retriever does not find in its top 10."""
     import asyncio
 
-    from ragchat import services
+    from ragchat import resources
     from ragchat.eval.synth import TOP_K, synthesize, write_synth
     from ragchat.llm.factory import build_chat_model
     from ragchat.retrieve.factory import build_retriever
 
     with command_scope(data_dir) as settings:
-        embedder = services.embedder(settings)
-        base = services.open_kb(settings, kb, embedder)
+        embedder = resources.embedder(settings)
+        base = resources.open_kb(settings, kb, embedder)
         retriever = build_retriever(settings, base)
         model = build_chat_model(settings)
 

@@ -18,7 +18,7 @@ from sqlalchemy import Column, Connection, Engine, Integer, MetaData, String, Ta
 
 from ragchat.errors import ConfigError
 from ragchat.store._core import utcnow
-from ragchat.store.engine import translate_errors, write_engine
+from ragchat.store.database import translate_errors, write_engine
 from ragchat.store.models import Base, UTCDateTime
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.offline.support import detect_feeling, is_crisis, support_reply
+from ragchat.agents.heuristics.support import detect_feeling, is_crisis, support_reply
 from ragchat.index.base import Embedder
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.safety.offline import OfflineSafetyClassifier

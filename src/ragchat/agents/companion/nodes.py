@@ -13,7 +13,7 @@ from ragchat.agents.companion import prompts
 from ragchat.agents.companion.state import CompanionState
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import companion_reply
+from ragchat.agents.heuristics import companion_reply
 from ragchat.agents.shared.llm import emit, history_messages, prompt
 from ragchat.agents.shared.state import Update
 from ragchat.agents.shared.timing import timed

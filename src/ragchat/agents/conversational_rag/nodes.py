@@ -15,7 +15,7 @@ from ragchat.agents.conversational_rag.state import (
     IntentChoice,
 )
 from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import IntentClassifier, clarifying_question
+from ragchat.agents.heuristics import IntentClassifier, clarifying_question
 from ragchat.agents.shared import answering
 from ragchat.agents.shared.llm import emit, history_text, prompt, stream_reply
 from ragchat.agents.shared.state import Update

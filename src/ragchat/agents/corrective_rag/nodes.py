@@ -12,7 +12,7 @@ from ragchat.agents.config import AgentConfig
 from ragchat.agents.corrective_rag import prompts
 from ragchat.agents.corrective_rag.state import CorrectiveState, Decision, Grades
 from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import grade_documents, rewrite_query
+from ragchat.agents.heuristics import grade_documents, rewrite_query
 from ragchat.agents.shared import answering
 from ragchat.agents.shared.llm import emit, history_messages, history_text, prompt, stream_reply
 from ragchat.agents.shared.state import Update

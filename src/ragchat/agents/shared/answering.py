@@ -12,8 +12,8 @@ from typing import Any
 
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import compose_answer, is_follow_up, reformulate
-from ragchat.agents.offline.compose import MIN_SENTENCE_SCORE
+from ragchat.agents.heuristics import compose_answer, is_follow_up, reformulate
+from ragchat.agents.heuristics.compose import MIN_SENTENCE_SCORE
 from ragchat.agents.shared.llm import emit, history_messages, stream_answer
 from ragchat.agents.types import Citation, HistoryMessage, citation_from_hit
 from ragchat.llm.base import Message

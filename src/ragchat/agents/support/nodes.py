@@ -8,7 +8,7 @@ from typing import Literal
 
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import is_crisis, support_reply
+from ragchat.agents.heuristics import is_crisis, support_reply
 from ragchat.agents.shared.llm import emit, history_messages, prompt, stream_reply
 from ragchat.agents.shared.state import Update
 from ragchat.agents.shared.timing import timed

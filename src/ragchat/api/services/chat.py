@@ -24,7 +24,7 @@ from ragchat.store.base import Store
 from ragchat.store.rows import ConversationRow, MessageRow
 
 from ._sync import run_sync
-from .engine import Engine
+from .engine_loop import Engine
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from ragchat.retrieve.factory import shared_reranker
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 
-from .engine import Engine
+from .engine_loop import Engine
 from .kbs import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)

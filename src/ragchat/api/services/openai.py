@@ -19,7 +19,7 @@ from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions
 from ragchat.api.errors import ApiError, as_api_error
 
 from .chat import aclose, public_citation
-from .engine import Engine
+from .engine_loop import Engine
 
 SUPERVISOR_MODEL = "ragchat"
 OWNED_BY = "ragchat"

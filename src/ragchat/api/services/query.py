@@ -14,7 +14,7 @@ from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError
 
 from .chat import public_citation
-from .engine import Engine
+from .engine_loop import Engine
 
 Mode = Literal["book-wide", "chapter-aware", "selected-text-only"]
 KB_KINDS = ("rag", "corrective_rag", "conversational_rag")

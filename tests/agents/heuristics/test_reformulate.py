@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.offline.reformulate import is_follow_up, reformulate, topic
+from ragchat.agents.heuristics.reformulate import is_follow_up, reformulate, topic
 from ragchat.agents.types import HistoryMessage
 
 

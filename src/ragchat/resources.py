@@ -1,4 +1,4 @@
-"""Builds the long-lived objects (embedder, knowledge bases, retrievers) from ``Settings``.
+"""Builds the long-lived resources (embedder, knowledge bases, retrievers) from ``Settings``.
 The CLI and the server call these; nothing here parses user input or prints."""
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.offline._text import WEAK_STEMS, content_stems
-from ragchat.agents.offline.reformulate import is_follow_up
+from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems
+from ragchat.agents.heuristics.reformulate import is_follow_up
 from ragchat.agents.types import HistoryMessage
 from ragchat.index.base import Embedder
 

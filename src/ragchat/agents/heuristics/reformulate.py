@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragchat.agents.offline._text import STOPWORDS, words, wordset
+from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
 from ragchat.agents.types import HistoryMessage
 
 # Question vocabulary that does not name a topic by itself.

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.offline.support import detect_feeling, is_crisis, support_reply
+from ragchat.agents.heuristics.support import detect_feeling, is_crisis, support_reply
 from ragchat.agents.types import HistoryMessage
 
 CRISIS = [

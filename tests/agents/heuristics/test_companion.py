@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ragchat.agents.offline.companion import companion_reply, first_person, second_person
+from ragchat.agents.heuristics.companion import companion_reply, first_person, second_person
 
 PERSONA = """---
 name: Robin

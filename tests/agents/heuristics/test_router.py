@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.offline.router import AgentCard, EmbeddingRouter
+from ragchat.agents.heuristics.router import AgentCard, EmbeddingRouter
 from ragchat.agents.types import HistoryMessage
 from ragchat.index.base import Embedder
 from ragchat.index.fake import HashingEmbedder

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from ragchat.agents.offline._text import segment, split_sentences
-from ragchat.agents.offline.compose import DEFAULT_NO_ANSWER, ComposedAnswer, compose_answer
+from ragchat.agents.heuristics._text import segment, split_sentences
+from ragchat.agents.heuristics.compose import DEFAULT_NO_ANSWER, ComposedAnswer, compose_answer
 from ragchat.index.base import Embedder
 from ragchat.index.fake import HashingEmbedder
 

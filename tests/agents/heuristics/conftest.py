@@ -1,4 +1,4 @@
-"""Fixtures for the offline agents: the fast hashing embedder for unit tests and the real
+"""Fixtures for the heuristic steps: the fast hashing embedder for unit tests and the real
 all-MiniLM-L6-v2 (packaged weights, loaded once per session) where answer quality matters."""
 
 from __future__ import annotations

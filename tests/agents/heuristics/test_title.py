@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.offline.title import FALLBACK, make_title
+from ragchat.agents.heuristics.title import FALLBACK, make_title
 
 
 @pytest.mark.parametrize(

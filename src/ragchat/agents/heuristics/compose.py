@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.offline._text import (
+from ragchat.agents.heuristics._text import (
     WEAK_STEMS,
     content_stems,
     segment,
@@ -48,7 +48,7 @@ from ragchat.agents.offline._text import (
     strip_speaker,
     words,
 )
-from ragchat.agents.offline.reformulate import topic
+from ragchat.agents.heuristics.reformulate import topic
 from ragchat.agents.types import Citation, citation_from_hit
 from ragchat.index.base import Embedder
 from ragchat.types import Hit

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragchat.agents.offline._text import seed
+from ragchat.agents.heuristics._text import seed
 from ragchat.agents.types import HistoryMessage
 from ragchat.safety.rules import match_rules
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ragchat.agents.offline._text import STOPWORDS, words, wordset
-from ragchat.agents.offline.reformulate import SOCIAL
+from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
+from ragchat.agents.heuristics.reformulate import SOCIAL
 
 FALLBACK = "New conversation"
 MAX_CHARS = 60

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.offline.grade import cosine_grade, grade_documents, rewrite_query
+from ragchat.agents.heuristics.grade import cosine_grade, grade_documents, rewrite_query
 from ragchat.types import Hit
 
 from .conftest import make_hit

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragchat.agents.config import TemplateIntent
-from ragchat.agents.offline._text import words, wordset
-from ragchat.agents.offline.reformulate import (
+from ragchat.agents.heuristics._text import words, wordset
+from ragchat.agents.heuristics.reformulate import (
     GENERIC,
     SOCIAL,
     VAGUE,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.config import TemplateIntent
-from ragchat.agents.offline.intent import (
+from ragchat.agents.heuristics.intent import (
     CLARIFICATION,
     INFORMATION,
     IntentClassifier,
