@@ -10,10 +10,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions, TurnResult
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.safety.base import SafetyVerdict
 from ragchat.safety.responses import refusal_for
+from ragchat.types import HistoryMessage
 
 T = TypeVar("T")
 EngineFactory = Callable[..., ChatEngine]  # make_engine(config=None, **AgentDeps fields)

@@ -10,10 +10,10 @@ import pytest
 from ragchat.agents.config import AppConfig
 from ragchat.agents.deps import SafetyAdapter
 from ragchat.agents.factory import build_engine
-from ragchat.agents.memory import InMemoryMemoryStore
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder
 from ragchat.settings import Settings
+from ragchat.store.memory import InMemoryMemoryStore
 
 from .helpers import Chat, run
 

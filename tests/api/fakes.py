@@ -11,13 +11,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from ragchat.agents.config import AgentConfig, AppConfig
-from ragchat.agents.types import (
-    Citation,
-    ConversationState,
-    TurnOptions,
-    TurnResult,
-)
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.index.fake import HashingEmbedder
+from ragchat.types import Citation
 
 CITATION = Citation(
     index=1,

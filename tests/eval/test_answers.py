@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 import ragchat.eval.cli as eval_cli
 from ragchat import resources
-from ragchat.agents.types import Citation
 from ragchat.eval.answers import (
     AnswerRecord,
     citation_problems,
@@ -27,6 +26,7 @@ from ragchat.eval.answers import (
 from ragchat.eval.data import EvalDataError
 from ragchat.index.base import Embedder
 from ragchat.settings import Settings
+from ragchat.types import Citation
 
 TINY = {
     "101": {

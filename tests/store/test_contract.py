@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
-from ragchat.agents.types import Citation, HistoryMessage
 from ragchat.errors import Conflict, NotFound, StoreUnavailable
 from ragchat.store import SqlStore, _messages
 from ragchat.store._messages import MessagesMixin
 from ragchat.store.models import ApiKeyRecord, MemoryRecord, MessageRecord
+from ragchat.types import Citation, HistoryMessage
 
 from .conftest import FakeClock, StoreFactory
 

@@ -20,9 +20,10 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions, TurnResult
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.errors import RagchatError
 from ragchat.settings import Settings
+from ragchat.types import HistoryMessage
 
 if TYPE_CHECKING:  # the engine pulls in LangGraph: seconds of import for every CLI command
     from ragchat.agents.engine import ChatEngine

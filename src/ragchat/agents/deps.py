@@ -16,7 +16,6 @@ import frontmatter
 
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.heuristics import AgentCard, EmbeddingRouter
-from ragchat.agents.memory import InMemoryMemoryStore, MemoryStore
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder, SearchableKB
 from ragchat.index.kb import KnowledgeBase
@@ -24,6 +23,7 @@ from ragchat.llm.base import ChatModel, GenerationOptions
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
+from ragchat.store.memory import InMemoryMemoryStore, MemoryStore
 from ragchat.types import Exclude
 
 

@@ -9,10 +9,10 @@ from typing import Any
 from ragchat.agents.config import AppConfig
 from ragchat.agents.deps import AgentDeps
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.memory import MemoryStore
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
+from ragchat.store.memory import MemoryStore
 
 log = logging.getLogger(__name__)
 

@@ -41,13 +41,13 @@ from ragchat.api.services._sync import run_sync
 from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
-from ragchat.api.services.memory import SqlMemoryStore
 from ragchat.api.state import AppState
 from ragchat.errors import ConfigError
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
+from ragchat.store.memory import SqlMemoryStore
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")

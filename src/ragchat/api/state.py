@@ -14,13 +14,13 @@ from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.health import HealthService
 from ragchat.api.services.identity import CookieSigner
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
-from ragchat.api.services.memory import SqlMemoryStore
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
 from ragchat.index.base import Embedder
 from ragchat.settings import Settings
 from ragchat.store.base import Store
+from ragchat.store.memory import SqlMemoryStore
 
 
 @dataclass

@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 
 from ragchat.agents.heuristics._text import split_sentences, words
-from ragchat.agents.types import Citation, ConversationState, TurnOptions
+from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.eval.data import EvalDataError
 from ragchat.eval.metrics import latency_stats
 from ragchat.index.base import Embedder
-from ragchat.types import Chunk
+from ragchat.types import Chunk, Citation
 
 GROUNDED_COSINE = 0.6
 MIN_SENTENCE_WORDS = 3

@@ -11,11 +11,11 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ragchat.agents.types import Citation, HistoryMessage
 from ragchat.errors import Conflict, NotFound, StoreUnavailable
 from ragchat.store._core import SqlCore, new_id
 from ragchat.store.models import ConversationRecord, MessageRecord
 from ragchat.store.rows import MessageRole, MessageRow, MessageStatus
+from ragchat.types import Citation, HistoryMessage
 
 # Concurrent appends to one conversation may pick the same seq; the loser retries.
 SEQ_RETRIES = 20

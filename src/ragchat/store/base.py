@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from ragchat.agents.types import Citation, HistoryMessage
 from ragchat.store.rows import (
     ApiKeyRow,
     ConversationRow,
@@ -21,6 +20,7 @@ from ragchat.store.rows import (
     User,
     UserKind,
 )
+from ragchat.types import Citation, HistoryMessage
 
 CitationLike = Citation | Mapping[str, Any]
 

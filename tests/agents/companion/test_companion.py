@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 from ragchat.agents.companion.nodes import MAX_ROUNDS, split_bubbles, worth_remembering
-from ragchat.agents.memory import InMemoryMemoryStore
 from ragchat.agents.types import ConversationState
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatResult, ToolCall
 from ragchat.llm.fake import ScriptedChatModel
+from ragchat.store.memory import InMemoryMemoryStore
 
 from ..helpers import Chat, EngineFactory, run
 

@@ -10,9 +10,9 @@ from ragchat.agents.heuristics.intent import (
     clarifying_question,
     is_vague,
 )
-from ragchat.agents.types import HistoryMessage
 from ragchat.index.base import Embedder
 from ragchat.index.fake import HashingEmbedder
+from ragchat.types import HistoryMessage
 
 TEMPLATES = {
     "find_provider": TemplateIntent(

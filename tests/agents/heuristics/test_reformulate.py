@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.heuristics.reformulate import is_follow_up, reformulate, topic
-from ragchat.agents.types import HistoryMessage
+from ragchat.types import HistoryMessage
 
 
 def conv(*questions: str) -> list[HistoryMessage]:

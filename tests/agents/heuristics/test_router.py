@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.heuristics.router import AgentCard, EmbeddingRouter
-from ragchat.agents.types import HistoryMessage
 from ragchat.index.base import Embedder
 from ragchat.index.fake import HashingEmbedder
+from ragchat.types import HistoryMessage
 
 CARDS = [
     AgentCard(

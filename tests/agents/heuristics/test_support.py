@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.heuristics.support import detect_feeling, is_crisis, support_reply
-from ragchat.agents.types import HistoryMessage
+from ragchat.types import HistoryMessage
 
 CRISIS = [
     "I want to kill myself",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems, seed, split_sentences
 from ragchat.agents.heuristics.support import detect_feeling, is_crisis
-from ragchat.agents.types import HistoryMessage
+from ragchat.types import HistoryMessage
 
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|hiya|yo|howdy|good\s+(?:morning|afternoon|evening)|morning|"

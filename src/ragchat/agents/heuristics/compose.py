@@ -49,9 +49,8 @@ from ragchat.agents.heuristics._text import (
     words,
 )
 from ragchat.agents.heuristics.reformulate import topic
-from ragchat.agents.types import Citation, citation_from_hit
 from ragchat.index.base import Embedder
-from ragchat.types import Hit
+from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
     "I couldn't find this in my documents, so I won't guess. Try rephrasing, or ask a "

@@ -28,8 +28,8 @@ from ragchat.agents.heuristics.reformulate import (
     reformulate,
     topic,
 )
-from ragchat.agents.types import HistoryMessage
 from ragchat.index.base import Embedder
+from ragchat.types import HistoryMessage
 
 INFORMATION = "information"
 CLARIFICATION = "clarification"

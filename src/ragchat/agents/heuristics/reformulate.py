@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
-from ragchat.agents.types import HistoryMessage
+from ragchat.types import HistoryMessage
 
 # Question vocabulary that does not name a topic by itself.
 GENERIC = wordset(

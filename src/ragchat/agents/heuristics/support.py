@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 
 from ragchat.agents.heuristics._text import seed
-from ragchat.agents.types import HistoryMessage
 from ragchat.safety.rules import match_rules
+from ragchat.types import HistoryMessage
 
 CRISIS_RESOURCES = (
     "If you are in immediate danger, please call your local emergency number (911 in the US) "

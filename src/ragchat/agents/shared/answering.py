@@ -15,9 +15,8 @@ from ragchat.agents.deps import AgentDeps
 from ragchat.agents.heuristics import compose_answer, is_follow_up, reformulate
 from ragchat.agents.heuristics.compose import MIN_SENTENCE_SCORE
 from ragchat.agents.shared.llm import emit, history_messages, stream_answer
-from ragchat.agents.types import Citation, HistoryMessage, citation_from_hit
 from ragchat.llm.base import Message
-from ragchat.types import Hit, RetrievalResult
+from ragchat.types import Citation, HistoryMessage, Hit, RetrievalResult, citation_from_hit
 
 _CITE = re.compile(r"\[(\d{1,2})\]")
 PASSAGE_CHARS = 1500

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from langgraph.config import get_stream_writer
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.types import HistoryMessage
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
-from ragchat.types import NO_ANSWER
+from ragchat.types import NO_ANSWER, HistoryMessage
 
 _PIECES = re.compile(r"\S+\s*|\s+")
 WORDS_PER_DELTA = 3

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from ragchat.agents.types import Citation, HistoryMessage
+from ragchat.types import Citation, HistoryMessage
 
 Update = dict[str, Any]
 

@@ -34,9 +34,9 @@ from ragchat.agents.supervisor.state import (
     RouteChoice,
     SupervisorState,
 )
-from ragchat.agents.types import HistoryMessage
 from ragchat.errors import LLMError, LLMOutputError
 from ragchat.llm.base import Message
+from ragchat.types import HistoryMessage
 
 log = logging.getLogger(__name__)
 CRISIS_CATEGORY = "self_harm"

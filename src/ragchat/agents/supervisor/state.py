@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from ragchat.agents.shared.state import add_timings, merge_dicts
-from ragchat.agents.types import Citation, HistoryMessage
+from ragchat.types import Citation, HistoryMessage
 
 SAFETY_AGENT = "safety"  # TurnResult.agent of a refused message
 SUPERVISOR_AGENT = "supervisor"  # TurnResult.agent when the supervisor itself replies

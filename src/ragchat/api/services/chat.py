@@ -16,12 +16,13 @@ from typing import Any
 
 import anyio
 
-from ragchat.agents.types import Citation, ConversationState, TurnOptions, TurnResult
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.api import context
 from ragchat.api.errors import ApiError, as_api_error
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import ConversationRow, MessageRow
+from ragchat.types import Citation
 
 from ._sync import run_sync
 from .engine_loop import Engine

@@ -15,8 +15,9 @@ from typing import Any
 
 import anyio
 
-from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions
+from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError, as_api_error
+from ragchat.types import HistoryMessage
 
 from .chat import aclose, public_citation
 from .engine_loop import Engine

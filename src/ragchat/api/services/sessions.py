@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import anyio
 
-from ragchat.agents.memory import MemoryStore
 from ragchat.store.base import Store
+from ragchat.store.memory import MemoryStore
 from ragchat.store.rows import ConversationRow
 
 from ._sync import run_sync
