@@ -65,13 +65,21 @@ class FakeEngine:
     def agents(self) -> dict[str, AgentConfig]:
         return dict(self.deps.app_config.agents)
 
-    def _result(self, message: str, options: TurnOptions | None) -> TurnResult:
+    def _result(
+        self, message: str, options: TurnOptions | None, conversation: ConversationState
+    ) -> TurnResult:
+        """``my name is X`` updates the profile, like the companion does."""
         agent = (options.agent if options else None) or "echo"
+        metadata: dict[str, Any] = {
+            "assigned_agent": agent,
+            "routing": {"agent": agent},
+            "timings": {},
+        }
+        if message.lower().startswith("my name is "):
+            name = message.split()[-1]
+            metadata["user_profile"] = {**conversation.user_profile, "name": name}
         return TurnResult(
-            reply=f"echo: {message}",
-            agent=agent,
-            citations=[CITATION],
-            metadata={"assigned_agent": agent, "routing": {"agent": agent}, "timings": {}},
+            reply=f"echo: {message}", agent=agent, citations=[CITATION], metadata=metadata
         )
 
     async def run_turn(
@@ -88,7 +96,7 @@ class FakeEngine:
             raise TimeoutError("the test never released the blocked turn")
         if self.error is not None:
             raise self.error
-        return self._result(message, options)
+        return self._result(message, options, conversation)
 
     async def stream_turn(
         self,
@@ -99,7 +107,7 @@ class FakeEngine:
         options: TurnOptions | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         self.calls.append({"conversation": conversation, "message": message, "user": user_id})
-        result = self._result(message, options)
+        result = self._result(message, options, conversation)
         words = result.reply.split(" ")
         try:
             yield {"type": "metadata", "agent": result.agent, "routing": {"agent": result.agent}}

@@ -74,6 +74,12 @@ class ConversationRepository(Protocol):
         self, user_id: str, conversation_id: str, agent: str | None
     ) -> ConversationRow: ...
 
+    def set_user_profile(
+        self, user_id: str, conversation_id: str, profile: Mapping[str, Any]
+    ) -> ConversationRow:
+        """Replaces the profile facts the agents keep for this conversation."""
+        ...
+
     def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
 
     def delete_conversation(self, user_id: str, conversation_id: str) -> None:

@@ -84,13 +84,12 @@ class ChatService:
         else:
             conv = self.store.get_conversation(user_id, conversation_id)
         history = self.store.recent_history(conv.id, self.settings.history_turns)
-        profile = self._profile(user_id, conv.id) if history else {}
         user_message = self.store.add_user_message(conv.id, text)
         state = ConversationState(
             conversation_id=conv.id,
             assigned_agent=conv.assigned_agent,
             history=history,
-            user_profile=profile,
+            user_profile=dict(conv.user_profile),
         )
         return PreparedTurn(
             user_id=user_id,
@@ -106,14 +105,6 @@ class ChatService:
         self, user_id: str, conversation_id: str | None, message: str, agent: str | None
     ) -> PreparedTurn:
         return await run_sync(self._prepare, user_id, conversation_id, message, agent)
-
-    def _profile(self, user_id: str, conversation_id: str) -> dict[str, Any]:
-        """The companion's profile facts, carried in the last assistant message's metadata."""
-        recent = self.store.list_messages(user_id, conversation_id, limit=20)
-        for m in reversed(recent):
-            if m.role == "assistant" and isinstance(m.metadata.get("user_profile"), dict):
-                return dict(m.metadata["user_profile"])
-        return {}
 
     # -- finishing a turn ----------------------------------------------------------------------
     def _store_reply(
@@ -136,6 +127,9 @@ class ChatService:
         assigned = result.metadata.get("assigned_agent", turn.conversation.assigned_agent)
         if assigned != turn.conversation.assigned_agent:
             self.store.set_assigned_agent(turn.user_id, turn.conversation.id, assigned)
+        profile = result.metadata.get("user_profile")
+        if isinstance(profile, dict) and profile != turn.conversation.user_profile:
+            self.store.set_user_profile(turn.user_id, turn.conversation.id, profile)
         return TurnOutcome(result, row, citations)
 
     def _store_failure(self, turn: PreparedTurn, message_id: str | None, error: str) -> None:
