@@ -7,6 +7,8 @@ import time
 
 from fastapi.testclient import TestClient
 
+from ragchat.agents.types import UserProfile
+
 from .conftest import AppFactory
 from .fakes import FakeEngine, parse_sse
 
@@ -174,11 +176,11 @@ def test_the_user_profile_is_kept_on_the_conversation(make_app: AppFactory) -> N
     for i in range(12):
         client.post("/chat", json={"session_id": session, "message": f"message {i}"})
     client.post("/chat/stream", json={"session_id": session, "message": "one more"})
-    assert engine.calls[-1]["conversation"].user_profile == {"name": "Ann"}
+    assert engine.calls[-1]["conversation"].user_profile == UserProfile(name="Ann")
     renamed = client.post("/chat/stream", json={"session_id": session, "message": "my name is Bo"})
     assert renamed.status_code == 200
     client.post("/chat", json={"session_id": session, "message": "and now?"})
-    assert engine.calls[-1]["conversation"].user_profile == {"name": "Bo"}
+    assert engine.calls[-1]["conversation"].user_profile == UserProfile(name="Bo")
     other = client.post("/chat", json={"message": "hello"}).json()
     assert other["session_id"] != session
-    assert engine.calls[-1]["conversation"].user_profile == {}  # per conversation
+    assert engine.calls[-1]["conversation"].user_profile == UserProfile()  # per conversation

@@ -38,8 +38,7 @@ def _new_conversation() -> ConversationState:
 
 
 def _print_result(console: Console, result: TurnResult) -> None:
-    routing = result.metadata.get("routing", {})
-    note = " (switched)" if routing.get("reassigned") else ""
+    note = " (switched)" if result.metadata.routing.reassigned else ""
     console.print(f"[bold magenta]{escape(result.agent)}[/]{note} ›")
     if result.bubbles:
         for bubble in result.bubbles:
@@ -56,7 +55,7 @@ def _print_result(console: Console, result: TurnResult) -> None:
 async def _session(
     engine: ChatEngine, console: Console, agent: str | None, interactive: bool
 ) -> None:
-    keep = 2 * engine.deps.settings.history_turns  # messages of history sent with a turn
+    keep = 2 * engine.wiring.settings.history_turns  # messages of history sent with a turn
     conversation = _new_conversation()
     options = TurnOptions(agent=agent)
     if interactive:
@@ -99,8 +98,8 @@ async def _session(
             ]
         )
         del conversation.history[: max(0, len(conversation.history) - keep)]
-        conversation.assigned_agent = result.metadata.get("assigned_agent")
-        conversation.user_profile = result.metadata.get("user_profile", conversation.user_profile)
+        conversation.assigned_agent = result.metadata.assigned_agent
+        conversation.user_profile = result.metadata.user_profile or conversation.user_profile
 
 
 def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngine:

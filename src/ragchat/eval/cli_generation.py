@@ -83,7 +83,7 @@ def answers(
         kb_name = config.agents[name].knowledge_base or kb
 
         def chunks(other: str | None, ids: Any) -> Any:
-            return engine.deps.knowledge_base(other or kb_name).get_chunks(ids)
+            return engine.wiring.knowledge.knowledge_base(other or kb_name).get_chunks(ids)
 
         with progress_bars() as progress:
             records = asyncio.run(
@@ -91,7 +91,7 @@ def answers(
                     engine, items, agent=name, chunks=chunks, embedder=embedder, progress=progress
                 )
             )
-        backend = settings.llm.backend if engine.deps.chat_model else "offline (extractive)"
+        backend = settings.llm.backend if engine.chat_model else "offline (extractive)"
         run = AnswerRun(kb_name, name, backend, len(records), summarise(records), records, notes)
         print_answers(run, console)
         paths = write_answers(run, output or settings.data_dir / "eval" / f"answers-{kb_name}")

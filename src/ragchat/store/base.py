@@ -91,6 +91,11 @@ class ConversationRepository(Protocol):
         returns their ids."""
         ...
 
+    def conversation_owners(self, conversation_ids: Sequence[str]) -> dict[str, str]:
+        """conversation id → its user's id (for housekeeping: ``expire_idle`` and ``cleanup``
+        return bare ids); unknown ids are left out."""
+        ...
+
 
 class MessageRepository(Protocol):
     """Messages of a conversation, in ``seq`` order. Callers check ownership first with
@@ -197,6 +202,10 @@ class Store(
 ):
     def cleanup(self, now: datetime | None = None) -> list[str]:
         """Periodic housekeeping: ``expire_idle`` with the configured TTL."""
+        ...
+
+    def ping(self) -> None:
+        """A round trip to the database; ``StoreUnavailable`` when it cannot be reached."""
         ...
 
     def close(self) -> None: ...

@@ -16,10 +16,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ragchat.errors import Conflict
-from ragchat.index.base import Embedder, Vector
+from ragchat.index.base import Embedder, Matrix, Vector
+from ragchat.settings import MemorySettings
 from ragchat.store.base import Store
 
-MIN_SCORE = 0.3
+_DEFAULTS = MemorySettings()
 
 
 @runtime_checkable
@@ -40,7 +41,7 @@ def _unit(vector: Vector) -> Vector:
     return vector / norm if norm > 0 else vector
 
 
-def _best(texts: list[str], matrix: Vector, query: Vector, k: int, min_score: float) -> list[str]:
+def _best(texts: list[str], matrix: Matrix, query: Vector, k: int, min_score: float) -> list[str]:
     scores = matrix @ query
     order = np.argsort(-scores)[:k]
     return [texts[i] for i in order if float(scores[i]) >= min_score]
@@ -56,8 +57,16 @@ class _Memory:
 class InMemoryMemoryStore:
     """Snippets kept in process memory (lost on exit), at most ``max_per_user`` per user."""
 
+    @classmethod
+    def from_settings(cls, embedder: Embedder, settings: MemorySettings) -> InMemoryMemoryStore:
+        return cls(embedder, min_score=settings.min_score, max_per_user=settings.max_per_user)
+
     def __init__(
-        self, embedder: Embedder, *, min_score: float = MIN_SCORE, max_per_user: int = 500
+        self,
+        embedder: Embedder,
+        *,
+        min_score: float = _DEFAULTS.min_score,
+        max_per_user: int = _DEFAULTS.max_per_user,
     ) -> None:
         self.embedder = embedder
         self.min_score = min_score
@@ -91,13 +100,19 @@ class SqlMemoryStore:
     """Snippets in the store's memories table with a unit-length float32 embedding each;
     ``max_scan`` bounds how many of the user's most recent snippets a search compares."""
 
+    @classmethod
+    def from_settings(
+        cls, store: Store, embedder: Embedder, settings: MemorySettings
+    ) -> SqlMemoryStore:
+        return cls(store, embedder, min_score=settings.min_score, max_scan=settings.max_scan)
+
     def __init__(
         self,
         store: Store,
         embedder: Embedder,
         *,
-        min_score: float = MIN_SCORE,
-        max_scan: int = 1000,
+        min_score: float = _DEFAULTS.min_score,
+        max_scan: int = _DEFAULTS.max_scan,
     ) -> None:
         self.store = store
         self.embedder = embedder

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, delete, or_, select, update
+from sqlalchemy import Engine, delete, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from ragchat.errors import Conflict, NotFound
@@ -219,6 +219,17 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                     .values(status="closed", updated_at=now)
                 )
             return ids
+
+    def conversation_owners(self, conversation_ids: Sequence[str]) -> dict[str, str]:
+        C = ConversationRecord
+        ids = list(conversation_ids)
+        with self._tx(write=False) as s:
+            rows = s.execute(select(C.id, C.user_id).where(C.id.in_(ids))) if ids else ()
+            return {str(cid): str(uid) for cid, uid in rows}
+
+    def ping(self) -> None:
+        with self._tx(write=False) as s:
+            s.execute(text("SELECT 1"))
 
     def cleanup(self, now: datetime | None = None) -> list[str]:
         return self.expire_idle(now or self._now(), self.session_ttl)

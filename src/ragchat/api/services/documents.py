@@ -1,4 +1,4 @@
-"""Document uploads: files saved under ``<data_dir>/uploads/<kb>/<user_id>/``, ingested by a
+"""Document uploads: files saved under ``uploads_dir(settings)/<kb>/<user_id>/``, ingested by a
 background worker that reports progress into the store's job row.
 
 Who sees what is ``DocumentAccess``'s business (see ``access.py``): shared documents (samples,
@@ -28,7 +28,6 @@ from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
-from .kbs import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +65,15 @@ class DocumentService:
         self,
         settings: Settings,
         store: Store,
-        registry: KnowledgeBaseRegistry,
+        access: DocumentAccess,
         executor: Executor,
     ) -> None:
         self.settings = settings
         self.store = store
-        self.registry = registry
+        self.access = access
+        self.registry = access.registry
         self.executor = executor
-        self.uploads = (Path(settings.data_dir) / "uploads").resolve()
-        self.access = DocumentAccess(self.uploads, registry)
+        self.uploads = access.uploads
 
     # -- ownership -----------------------------------------------------------------------------
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:

@@ -11,26 +11,35 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, Protocol, TypeVar
 
 import anyio
 
-from ragchat.agents.config import AgentConfig
-from ragchat.agents.types import ConversationState, TurnEvent, TurnOptions, TurnResult
+from ragchat.agents.config import AgentConfig, AppConfig
+from ragchat.agents.events import TurnEvent
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
+from ragchat.index.base import Embedder
+from ragchat.llm.base import ChatModel
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 class Engine(Protocol):
-    """The part of ``ChatEngine`` the API uses."""
+    """The part of ``ChatEngine`` the API uses (tests stand in a scripted one)."""
 
     @property
     def agents(self) -> dict[str, AgentConfig]: ...
 
     @property
-    def deps(self) -> Any: ...
+    def app_config(self) -> AppConfig: ...
+
+    @property
+    def chat_model(self) -> ChatModel | None: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
 
     async def run_turn(
         self,
@@ -48,9 +57,11 @@ class Engine(Protocol):
         message: str,
         user_id: str,
         options: TurnOptions | None = None,
-    ) -> AsyncIterator[TurnEvent]: ...
+    ) -> AsyncGenerator[TurnEvent, None]: ...
 
     async def title(self, first_user: str, first_reply: str = "") -> str: ...
+
+    async def aclose(self) -> None: ...
 
 
 class ThreadedEngine:
@@ -69,8 +80,16 @@ class ThreadedEngine:
         return self.engine.agents
 
     @property
-    def deps(self) -> Any:
-        return self.engine.deps
+    def app_config(self) -> AppConfig:
+        return self.engine.app_config
+
+    @property
+    def chat_model(self) -> ChatModel | None:
+        return self.engine.chat_model
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.engine.embedder
 
     async def call(self, coro: Coroutine[Any, Any, T]) -> T:
         """``coro``'s result, computed on the engine loop; cancellation is passed on."""
@@ -127,9 +146,7 @@ class ThreadedEngine:
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.wait({task})
-            closer = getattr(events, "aclose", None)
-            if closer is not None:
-                await closer()
+            await events.aclose()
 
         try:
             while True:
@@ -144,12 +161,10 @@ class ThreadedEngine:
 
     async def aclose(self) -> None:
         """Closes the chat model's connections (on the loop that opened them), then the loop."""
-        model = getattr(self.engine.deps, "chat_model", None)
-        if model is not None and hasattr(model, "aclose"):
-            try:
-                await self.call(model.aclose())
-            except Exception:
-                log.warning("closing the chat model failed", exc_info=True)
+        try:
+            await self.call(self.engine.aclose())
+        except Exception:
+            log.warning("closing the chat model failed", exc_info=True)
         self.loop.call_soon_threadsafe(self.loop.stop)
         await anyio.to_thread.run_sync(self._thread.join, 5.0)
         if not self.loop.is_running():

@@ -8,9 +8,11 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.shared.llm import prompt, stream_answer, word_groups
+from ragchat.agents.shared.prompting import history_messages, history_text, prompt
+from ragchat.agents.shared.streaming import Streamer, tokens_written, word_groups
 from ragchat.llm.base import GenerationOptions, Message
 from ragchat.llm.fake import ScriptedChatModel
+from ragchat.types import HistoryMessage
 
 
 @dataclass
@@ -36,7 +38,7 @@ def _collect(fn: Callable[[], Awaitable[Any]]) -> tuple[Any, list[str]]:
         chunk: Any
         async for mode, chunk in graph.compile().astream(_S(), stream_mode=["custom", "values"]):
             if mode == "custom":
-                tokens.append(chunk["text"])
+                tokens.append(chunk.text)
             else:
                 out = chunk["out"]
         return out, tokens
@@ -61,9 +63,32 @@ def test_stream_answer_streams_text_and_swallows_no_answer() -> None:
     opts = GenerationOptions()
     msgs = [Message("user", "q")]
     model = ScriptedChatModel(["The SA node sets the pace [1].", "NO_ANSWER", "NO"])
-    out, tokens = _collect(lambda: stream_answer(model, msgs, opts))
+    out, tokens = _collect(lambda: Streamer().answer(model, msgs, opts))
     assert out == "The SA node sets the pace [1]." == "".join(tokens)
-    out, tokens = _collect(lambda: stream_answer(model, msgs, opts))
+    out, tokens = _collect(lambda: Streamer().answer(model, msgs, opts))
     assert out is None and tokens == []
-    out, tokens = _collect(lambda: stream_answer(model, msgs, opts))  # a prefix, then the end
+    out, tokens = _collect(lambda: Streamer().answer(model, msgs, opts))  # a prefix, then the end
     assert out == "NO" == "".join(tokens)
+
+
+def test_whole_replies_are_paced_word_groups_and_counted() -> None:
+    async def whole() -> int:
+        before = tokens_written()
+        Streamer(words_per_delta=2).whole("one two three four five")
+        return tokens_written() - before
+
+    written, tokens = _collect(whole)
+    assert tokens == ["one two ", "three four ", "five"] and written == 3
+
+
+def test_history_is_cut_to_the_configured_number_of_messages() -> None:
+    history = [
+        HistoryMessage("user", "q1"),
+        HistoryMessage("assistant", "a1"),
+        HistoryMessage("system", "note"),
+        HistoryMessage("user", "q2"),
+    ]
+    assert [m.content for m in history_messages(history, 3)] == ["a1", "q2"]
+    assert history_messages(history, 0) == []
+    assert history_text(history, 2) == "user: q2"
+    assert history_text(history, 0) == "(no earlier messages)"
