@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ragchat.errors import IndexStateError
+from ragchat.index.base import DenseIndex
 from ragchat.index.dense import FlatIndex, HNSWIndex, load_dense_index, new_dense_index
 
 BACKENDS = ["flat", "hnsw"]
@@ -71,3 +72,16 @@ def test_hnsw_grows_past_its_initial_capacity() -> None:
     index = HNSWIndex(16)
     index.add(np.arange(1500), vecs)
     assert index.search(vecs[1499], 1)[1].tolist() == [1499]
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_every_backend_is_a_dense_index_that_keeps_its_vectors(kind: str) -> None:
+    vecs = _vectors(20)
+    index = new_dense_index(kind, 16)
+    assert isinstance(index, DenseIndex)
+    index.add(np.arange(10, 30), vecs)
+    stored = index.vector(12)
+    assert stored is not None and np.allclose(stored, vecs[2])
+    assert index.vector(99) is None
+    index.remove(np.asarray([12]))
+    assert index.vector(12) is None and len(index) == 19

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragchat.errors import IndexStateError
-from ragchat.index.base import Matrix, Rows, Vector
+from ragchat.index.base import DenseIndex, Matrix, Rows, Vector
 from ragchat.index.bm25 import top_k
 
 
@@ -181,7 +181,7 @@ class HNSWIndex(FlatIndex):
         return index
 
 
-def new_dense_index(kind: str, dim: int) -> FlatIndex:
+def new_dense_index(kind: str, dim: int) -> DenseIndex:
     if kind == "flat":
         return FlatIndex(dim)
     if kind == "hnsw":
@@ -189,7 +189,7 @@ def new_dense_index(kind: str, dim: int) -> FlatIndex:
     raise IndexStateError(f"unknown dense backend {kind!r} (use 'flat' or 'hnsw')")
 
 
-def load_dense_index(kind: str, directory: Path, dim: int) -> FlatIndex:
+def load_dense_index(kind: str, directory: Path, dim: int) -> DenseIndex:
     if kind == "hnsw":
         return HNSWIndex.load(directory, dim)
     return FlatIndex.load(directory, dim)

@@ -19,10 +19,10 @@ from ragchat.errors import (
     KnowledgeBaseNotFound,
     ModelMismatchError,
 )
-from ragchat.index.base import Embedder, Matrix, Vector
+from ragchat.index.base import DenseIndex, Embedder, KeywordIndex, Matrix, Vector
 from ragchat.index.bm25 import BM25Index
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
-from ragchat.index.dense import FlatIndex, load_dense_index, new_dense_index
+from ragchat.index.dense import load_dense_index, new_dense_index
 from ragchat.index.manifest import Manifest, now_iso
 from ragchat.types import Chunk, Exclude
 
@@ -50,8 +50,8 @@ class KnowledgeBase:
         manifest: Manifest,
         embedder: Embedder,
         store: ChunkStore,
-        dense: FlatIndex,
-        bm25: BM25Index,
+        dense: DenseIndex,
+        bm25: KeywordIndex,
     ) -> None:
         self.path = path
         self.name = manifest.name
