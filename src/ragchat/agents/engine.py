@@ -41,13 +41,13 @@ class ChatEngine:
 
     def __init__(self, wiring: AgentWiring) -> None:
         self.wiring = wiring
-        self.runners: dict[str, AgentRunner] = {
+        runners: dict[str, AgentRunner] = {
             name: get_kind(agent.kind).build(wiring, agent)
             for name, agent in wiring.app_config.agents.items()
         }
-        self.router = AgentRouter(wiring.embedder, wiring.app_config)
-        self.graph: CompiledGraph = build_supervisor(wiring, self.runners, self.router)
-        self.titler = titler(wiring)
+        self._router = AgentRouter(wiring.embedder, wiring.app_config)
+        self._graph: CompiledGraph = build_supervisor(wiring, runners, self._router)
+        self._titler = titler(wiring)
 
     # -- what callers may read ----------------------------------------------------------------
     @property
@@ -69,7 +69,7 @@ class ChatEngine:
     def warm_up(self) -> dict[str, str]:
         """Embeds the router's agent cards and opens every agent's knowledge bases now rather
         than on the first turn; returns ``{agent: problem}`` for agents that cannot run."""
-        _ = self.router.router
+        _ = self._router.router
         problems: dict[str, str] = {}
         for name, agent in self.agents.items():
             for kb in {agent.knowledge_base, agent.persona_knowledge_base} - {None}:
@@ -127,7 +127,7 @@ class ChatEngine:
     ) -> TurnResult:
         start = self.wiring.clock()
         turn = self._turn(conversation, message, user_id, options)
-        values = await self.graph.ainvoke(SupervisorState(turn=turn))
+        values = await self._graph.ainvoke(SupervisorState(turn=turn))
         return self._result(values, start)
 
     async def stream_turn(
@@ -150,7 +150,7 @@ class ChatEngine:
         paced_before = False
         stream = cast(
             AsyncGenerator[GraphChunk, None],
-            self.graph.astream(
+            self._graph.astream(
                 SupervisorState(turn=turn), stream_mode=["custom", "values"], subgraphs=True
             ),
         )
@@ -172,4 +172,4 @@ class ChatEngine:
 
     async def title(self, first_user: str, first_reply: str = "") -> str:
         """A short conversation title: the model's, else the heuristic ``make_title``."""
-        return await self.titler.run(TitleRequest(first_user, first_reply))
+        return await self._titler.run(TitleRequest(first_user, first_reply))

@@ -84,8 +84,8 @@ class CompanionTools:
     async def keep(self, turn: Turn) -> None:
         await asyncio.to_thread(self.remember, turn)
 
-    async def run_tool(self, call: ToolCall, turn: Turn) -> Any:
-        """A tool call's JSON result."""
+    async def run_tool(self, call: ToolCall, turn: Turn) -> dict[str, Any] | list[str]:
+        """A tool call's result, as the JSON the model reads."""
         query = str(call.arguments.get("query") or turn.message)
         if call.name == "get_user_persona":
             updates = profile_updates(turn.message)
