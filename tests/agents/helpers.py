@@ -73,7 +73,8 @@ class FakeSafety:
 
 @dataclass
 class Chat:
-    """Drives an engine the way the server does: it keeps history and the assigned agent."""
+    """Drives an engine the way the server does: it keeps the history, the assigned agent and
+    the user profile between turns."""
 
     engine: ChatEngine
     conversation: ConversationState = field(

@@ -96,14 +96,12 @@ class SupervisorNodes:
             return await self.first_route.run(RouteRequest(message, turn.history)), message
         remainder = split_switch(message, self.sup.switch_phrases)
         if remainder == "":
-            return Routing(
-                SUPERVISOR_AGENT, "switch phrase, no topic", 1.0, True, "switch"
-            ), message
+            ask = Routing(SUPERVISOR_AGENT, "switch phrase, no topic", 1.0, True, "switch")
+            return ask, message
         if remainder is not None:  # a fresh start: the old conversation does not bias routing
             routing = await self.first_route.run(RouteRequest(remainder))
-            return replace(
-                routing, reassigned=routing.agent != current, switch_phrase=True
-            ), remainder
+            moved = routing.agent != current
+            return replace(routing, reassigned=moved, switch_phrase=True), remainder
         decision = self.router.route(message, turn.history)
         scores = dict(decision.scores)
         if should_reassign(
@@ -125,9 +123,8 @@ class SupervisorNodes:
     async def route(self, state: SupervisorState) -> Update:
         routing, message = await self._route(state.turn)
         if routing.agent not in self.agents and routing.agent != SUPERVISOR_AGENT:
-            raise LLMOutputError(
-                f"routing chose unknown agent {routing.agent!r}"
-            )  # pragma: no cover
+            unknown = f"routing chose unknown agent {routing.agent!r}"  # pragma: no cover
+            raise LLMOutputError(unknown)  # pragma: no cover
         _announce(routing)
         return {"routing": routing, "agent_message": message}
 
