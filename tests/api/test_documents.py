@@ -208,3 +208,47 @@ def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     assert bob.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
     assert bob.get(f"/kb/{kb}/documents").json() == []
     assert not _grounded_in_quokkas(_quokka_answer(bob, kb))
+
+
+def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
+    """Bob uploads the bytes Alice uploaded as salaries.txt: his job, listing, citations and
+    passages read exactly as if he were first, under his own file name; Alice's file name
+    never reaches him, not even after she deletes her copy."""
+    alice, bob, carol = TestClient(real_app), TestClient(real_app), TestClient(real_app)
+    kb = "team-notes"
+    body = NOTE.replace(b"# Quokka care\n\n", b"")  # a text file: its title is its file name
+
+    first = alice.post(f"/kb/{kb}/documents", files={"files": ("salaries.txt", body)}).json()
+    alice_job = wait_for(alice, first["job_id"])
+    second = bob.post(f"/kb/{kb}/documents", files={"files": ("my-notes.txt", body)}).json()
+    bob_job = wait_for(bob, second["job_id"])
+
+    for key in ("status", "message"):
+        assert bob_job[key] == alice_job[key]
+    for key in ("documents", "chunks", "added_files"):
+        assert bob_job["result"][key] == alice_job["result"][key]
+    assert "duplicate_documents" not in bob_job["result"]
+    assert bob_job["result"]["doc_ids"] == {
+        "my-notes.txt": alice_job["result"]["doc_ids"]["salaries.txt"]
+    }
+
+    def seen_by_bob() -> str:
+        listing = bob.get(f"/kb/{kb}/documents").json()
+        assert [(d["file"], d["title"]) for d in listing] == [("my-notes.txt", "my-notes")]
+        answer = _quokka_answer(bob, kb)
+        assert answer["sources"] and answer["sources"][0]["source"] == "my-notes.txt"
+        assert answer["sources"][0]["title"] == "my-notes"
+        passage = bob.get(f"/passages/{answer['sources'][0]['chunk_id']}").json()
+        assert (passage["file"], passage["title"]) == ("my-notes.txt", "my-notes")
+        kbs = {k["name"]: k for k in bob.get("/kb").json()}
+        assert kbs[kb]["documents"] == 1
+        return str(listing) + str(answer) + str(passage) + str(kbs) + str(bob_job)
+
+    assert "salaries" not in seen_by_bob()
+    assert [d["file"] for d in alice.get(f"/kb/{kb}/documents").json()] == ["salaries.txt"]
+    assert _quokka_answer(alice, kb)["sources"][0]["source"] == "salaries.txt"
+    assert kb not in {k["name"] for k in carol.get("/kb").json()}  # nothing of theirs for Carol
+
+    doc_id = alice_job["result"]["doc_ids"]["salaries.txt"][0]
+    assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
+    assert "salaries" not in seen_by_bob()
