@@ -252,3 +252,53 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
     doc_id = alice_job["result"]["doc_ids"]["salaries.txt"][0]
     assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
     assert "salaries" not in seen_by_bob()
+
+
+HOSTILE_NAMES = [
+    "../escape.md",
+    "../../../../etc/passwd.md",
+    "/etc/absolute.md",
+    "..\\windows.md",
+    "%2e%2e/encoded.md",
+    "%2e%2e%2fencoded2.md",
+    "nul\x00byte.md",
+    "x" * 300 + ".md",
+    "ünïcødé ✓ ﬁle.md",
+    ".hidden.md",
+    "con:stream.md",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_hostile_upload_names_stay_inside_the_users_folder(
+    make_app: AppFactory, tmp_path: Path, name: str
+) -> None:
+    """Whatever the client calls its file, it is saved under the caller's own upload folder with
+    a plain name (≤ 120 characters), and the listing shows that name."""
+    client = make_app()
+    before = {p for p in tmp_path.rglob("*") if p.is_file()}
+    r = client.post(
+        "/kb/notes/documents", files={"files": (name, b"# Notes\n\nQuokkas eat leaves.")}
+    )
+    assert r.status_code == 202, r.text
+    job = wait_for(client, r.json()["job_id"])
+    assert job["status"] == "done", job
+    saved = {p for p in tmp_path.rglob("*") if p.is_file()} - before
+    uploads = [p for p in saved if "uploads" in p.parts]
+    assert len(uploads) == 1
+    path = uploads[0]
+    assert path.parent.parent.name == "notes" and path.parent.parent.parent.name == "uploads"
+    assert len(path.name) <= 120 and "/" not in path.name and "\x00" not in path.name
+    assert not path.name.startswith(".") and ".." not in path.name
+    listed = client.get("/kb/notes/documents").json()
+    assert [d["file"] for d in listed] == [path.name]
+    assert str(tmp_path) not in str(job) and path.parent.name not in str(listed)
+
+
+def test_a_name_that_is_only_dots_has_no_type_and_nothing_is_saved(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    client = make_app()
+    r = client.post("/kb/notes/documents", files={"files": ("..md", b"# x")})
+    assert r.status_code == 415
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and "uploads" in p.parts]

@@ -140,3 +140,16 @@ def test_forwarding_headers_from_untrusted_peers_are_ignored(make_app: AppFactor
     assert not _per_ip_blocked(client, "203.0.113.1")
     assert not _per_ip_blocked(client, "203.0.113.2")
     assert _per_ip_blocked(client, "203.0.113.3")
+
+
+def test_oversize_messages_and_histories_are_refused_clearly(make_app: AppFactory) -> None:
+    from ragchat.api.schemas import MAX_MESSAGE_CHARS
+
+    client = make_app(max_body_bytes=4 * MAX_MESSAGE_CHARS)
+    long = client.post("/chat", json={"message": "x" * (MAX_MESSAGE_CHARS + 1)})
+    assert long.status_code == 422 and "message" in long.json()["error"]["message"]
+    turns = [{"role": "user", "content": "hi"}] * 201
+    history = client.post("/v1/chat/completions", json={"model": "ragchat", "messages": turns})
+    assert history.status_code == 422
+    huge = client.post("/v1/chat/completions", content=b"{" + b" " * (4 * MAX_MESSAGE_CHARS + 1))
+    assert huge.status_code == 413
