@@ -5,6 +5,7 @@ them, agents read them)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -21,6 +22,18 @@ class Exclude:
     every allowed row."""
 
     values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExcludeResolved:
+    """An ``Exclude`` whose values are read from the very knowledge-base state a search runs
+    on (``resolve(base)``), not from one read a moment earlier: a document committed between
+    the two (another user's upload) would otherwise slip past the filter."""
+
+    resolve: Callable[[Any], Sequence[str]]
+
+    def against(self, base: Any) -> Exclude:
+        return Exclude(tuple(self.resolve(base)))
 
 
 @dataclass(frozen=True)

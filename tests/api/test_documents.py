@@ -302,3 +302,51 @@ def test_a_name_that_is_only_dots_has_no_type_and_nothing_is_saved(
     r = client.post("/kb/notes/documents", files={"files": ("..md", b"# x")})
     assert r.status_code == 415
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and "uploads" in p.parts]
+
+
+CANARY = "ZEBRA-CANARY-7731"
+
+
+def test_uploads_racing_with_queries_never_reach_another_users_answers(real_app: Any) -> None:
+    """Bob keeps uploading (and deleting) files that hold a canary and answer Alice's question
+    better than anything she can see, while Alice keeps asking it; none of her answers,
+    citations or passages ever carries the canary."""
+    import threading
+
+    alice, bob = TestClient(real_app), TestClient(real_app)
+    kb = "race-notes"
+    _upload(alice, kb, "quokka-care.md")  # so that Alice's questions have something to find
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def bob_uploads() -> None:
+        for i in range(6):
+            note = (
+                f"# Quokka diet {i}\n\nWhat do quokkas eat? Quokkas eat leaves and {CANARY} "
+                f"pellets number {i}; quokkas eat grasses.\n"
+            ).encode()
+            r = bob.post(f"/kb/{kb}/documents", files={"files": (f"diet-{i}.md", note)})
+            job = wait_for(bob, r.json()["job_id"])
+            if job["status"] != "done":
+                errors.append(str(job))
+            if i % 2:
+                for d in bob.get(f"/kb/{kb}/documents").json():
+                    if d["file"] == f"diet-{i}.md":
+                        bob.delete(f"/kb/{kb}/documents/{d['doc_id']}")
+        stop.set()
+
+    uploader = threading.Thread(target=bob_uploads)
+    uploader.start()
+    seen = 0
+    try:
+        while not stop.is_set() or seen < 5:
+            answer = _quokka_answer(alice, kb)
+            text = str(answer)
+            for source in answer["sources"]:
+                text += alice.get(f"/passages/{source['chunk_id']}").text
+            assert CANARY not in text, text
+            seen += 1
+    finally:
+        uploader.join(timeout=120)
+    assert not errors, errors
+    assert CANARY in str(_quokka_answer(bob, kb))  # the canary is findable: the test can fail

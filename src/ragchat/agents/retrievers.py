@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ragchat.agents.config import AgentConfig
 from ragchat.errors import KnowledgeBaseNotFound
@@ -18,11 +19,12 @@ from ragchat.llm.base import ChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
-from ragchat.types import DocumentLabel, Exclude, RetrievalResult
+from ragchat.types import DocumentLabel, ExcludeResolved, RetrievalResult
 
 KBOpener = Callable[[str], SearchableKB]
-# (knowledge base, user id) → ids of documents that user may not see (other people's uploads).
-HiddenDocuments = Callable[[str, str], Sequence[str]]
+# (knowledge base, user id, the knowledge-base state being searched) → ids of documents that
+# user may not see there (other people's uploads).
+HiddenDocuments = Callable[[str, str, Any], Sequence[str]]
 # (knowledge base, user id) → doc id → that user's own name for a document whose recorded name
 # is someone else's upload of the same bytes.
 DocumentLabels = Callable[[str, str], Mapping[str, DocumentLabel]]
@@ -78,12 +80,16 @@ class RetrieverCache:
             raise KnowledgeBaseNotFound(f"agent {agent.name!r} has no knowledge base")
         return name
 
-    def visibility(self, agent: AgentConfig, kb: str | None, user_id: str) -> dict[str, Exclude]:
-        """The search filter that keeps ``user_id`` to documents they may see."""
-        if self._hidden is None:
+    def visibility(
+        self, agent: AgentConfig, kb: str | None, user_id: str
+    ) -> dict[str, ExcludeResolved]:
+        """The search filter that keeps ``user_id`` to documents they may see, resolved by the
+        knowledge base against the state each search runs on (uploads race with queries)."""
+        hidden = self._hidden
+        if hidden is None:
             return {}
-        hidden = self._hidden(self.kb_name(agent, kb), user_id)
-        return {"doc_id": Exclude(tuple(hidden))} if hidden else {}
+        name = self.kb_name(agent, kb)
+        return {"doc_id": ExcludeResolved(lambda base: hidden(name, user_id, base))}
 
     def as_seen_by(
         self, agent: AgentConfig, kb: str | None, user_id: str, result: RetrievalResult

@@ -158,11 +158,13 @@ class DocumentAccess:
                 found[view.row.doc_id] = label
         return found
 
-    def hidden(self, kb: str, user_id: str) -> Sequence[str]:
-        """Document ids of ``kb`` that ``user_id`` may not see (other people's uploads).
+    def hidden(self, kb: str, user_id: str, base: KnowledgeBase | None = None) -> Sequence[str]:
+        """Document ids of ``kb`` (of ``base``, the state being searched, when given) that
+        ``user_id`` may not see: other people's uploads.
 
-        Answers from the folder listing alone — without reading the knowledge base — in the
-        usual case where nobody else has uploaded anything to it."""
+        Answers from the folder listing alone in the usual case where nobody else has uploaded
+        anything to it. Listing after ``base`` was published is what makes that safe: a
+        document's upload folder exists before the document is committed."""
         if not self._others_uploaded(kb, user_id):
             return ()
-        return tuple(v.row.doc_id for v in self.views(kb) if not v.visible_to(user_id))
+        return tuple(v.row.doc_id for v in self.views(kb, base) if not v.visible_to(user_id))
