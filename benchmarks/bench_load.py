@@ -244,10 +244,9 @@ def main() -> None:
 
     port = _free_port()
     data = Path(tempfile.mkdtemp(prefix="ragchat-load-"))
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "serve", "--port", str(port), "--data", str(data)]
-        + ["--tokens-per-s", str(args.tokens_per_s), "--streams", str(args.streams)]
-    )
+    command = [sys.executable, __file__, "serve", "--port", str(port), "--data", str(data)]
+    command += ["--tokens-per-s", str(args.tokens_per_s), "--streams", str(args.streams)]
+    proc = subprocess.Popen(command)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 120
@@ -270,22 +269,31 @@ def main() -> None:
         proc.terminate()
         proc.wait(timeout=30)
 
-    first = load["first"]
-    print(f"| measure | value |\n|---|---|")
-    print(
-        f"| concurrent streams | {load['n']} ({args.tokens_per_s:g} tokens/s, {REPLY_WORDS} words) |"
-    )
-    print(f"| errors | {len(load['errors'])} {sorted(set(load['errors']))} |")
-    print(
-        f"| first token p50 / p95 / max | {_pct(first, 0.5) * 1000:.0f} / {_pct(first, 0.95) * 1000:.0f} / {max(first, default=float('nan')) * 1000:.0f} ms |"
-    )
-    print(
-        f"| one more over the cap | HTTP {cap['status']}, Retry-After {cap['retry_after']}, {cap['s'] * 1000:.0f} ms |"
-    )
-    print(
-        f"| hang-up → stored `interrupted` (5 runs) | max {max(hung) * 1000:.0f} ms, median {statistics.median(hung) * 1000:.0f} ms |"
-    )
-    print(f"| soak: RSS after turns | " + ", ".join(f"{n}: {mib:.0f} MiB" for n, mib in rss) + " |")
+    first = [t * 1000 for t in load["first"]]
+    hung_ms = [t * 1000 for t in hung]
+    rows = [
+        (
+            "concurrent streams",
+            f"{load['n']} ({args.tokens_per_s:g} tokens/s, {REPLY_WORDS} words)",
+        ),
+        ("errors", f"{len(load['errors'])} {sorted(set(load['errors']))}"),
+        (
+            "first token p50 / p95 / max",
+            f"{_pct(first, 0.5):.0f} / {_pct(first, 0.95):.0f} / {max(first, default=0):.0f} ms",
+        ),
+        (
+            "one more over the cap",
+            f"HTTP {cap['status']}, Retry-After {cap['retry_after']}, {cap['s'] * 1000:.0f} ms",
+        ),
+        (
+            "hang-up → stored `interrupted` (5 runs)",
+            f"max {max(hung_ms):.0f} ms, median {statistics.median(hung_ms):.0f} ms",
+        ),
+        ("soak: RSS after turns", ", ".join(f"{n}: {mib:.0f} MiB" for n, mib in rss)),
+    ]
+    print("| measure | value |\n|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
 
 
 if __name__ == "__main__":
