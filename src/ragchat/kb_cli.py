@@ -20,15 +20,17 @@ kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 @kb_app.command("list")
 def kb_list(data_dir: DataDir = None) -> None:
     """List knowledge bases with their sizes."""
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index import stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        table = Table(title=f"knowledge bases in {settings.kb_root}")
+        vs = settings.vector_store
+        where = settings.kb_root if vs.backend == "embedded" else vs.url or settings.qdrant_path
+        table = Table(title=f"knowledge bases in {where} ({vs.backend})")
         for col in ("name", "documents", "chunks", "model", "updated"):
             table.add_column(col)
-        for name in KnowledgeBase.names(settings.kb_root):
-            m = KnowledgeBase.describe(settings.kb_root, name)
+        for name in stores.kb_names(settings):
+            m = stores.describe_kb(settings, name)
             table.add_row(
                 name,
                 str(m["documents"]),
@@ -42,11 +44,11 @@ def kb_list(data_dir: DataDir = None) -> None:
 @kb_app.command("stats")
 def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
     """Counts, model and size on disk of one knowledge base."""
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index import stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        stats = KnowledgeBase.describe(settings.kb_root, name)
+        stats = stores.describe_kb(settings, name)
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
@@ -60,13 +62,13 @@ def kb_delete(
     data_dir: DataDir = None,
 ) -> None:
     """Delete a whole knowledge base."""
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index import stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
         if not yes and sys.stdin.isatty():
             typer.confirm(f"Delete knowledge base {name!r}?", abort=True)
-        KnowledgeBase.delete(settings.kb_root, name)
+        stores.delete_kb(settings, name)
         console.print(f"deleted {name}")
 
 

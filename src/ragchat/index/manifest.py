@@ -30,6 +30,8 @@ class Manifest(BaseModel):
     children: int = 0
     parents: int = 0
     files: int = 0
+    # Bumped by every save: a version that changes with each write, whatever its second.
+    revision: int = 0
     created: str
     updated: str
 
