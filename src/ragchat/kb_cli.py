@@ -86,3 +86,43 @@ def kb_remove(
     with exit_on_error():
         removed = remove_paths(resources.open_kb(settings, name), targets)
         console.print(f"removed {removed} document(s) from {name}")
+
+
+@kb_app.command("migrate")
+def kb_migrate(
+    name: Annotated[str, typer.Argument()],
+    to: Annotated[str, typer.Option("--to", help="Target vector store: qdrant or embedded.")],
+    new_name: Annotated[
+        str | None, typer.Option("--name", help="Name in the target store (default: the same).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Copy a knowledge base to the other vector store without re-embedding (vectors, chunks,
+    documents, files, manifest). Interrupted, run it again: it resumes. The Qdrant side is the
+    one RAGCHAT_VECTOR_STORE__URL / __PATH configure."""
+    from ragchat import errors
+    from ragchat.cli_common import progress_bars
+    from ragchat.index.migrate import migrate
+    from ragchat.index.stores import Backend
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        if to not in ("qdrant", "embedded"):
+            raise errors.InvalidInput(f"--to must be qdrant or embedded, not {to!r}")
+        target: Backend = "qdrant" if to == "qdrant" else "embedded"
+        with progress_bars() as progress:
+            report = migrate(settings, name, target, new_name=new_name, progress=progress)
+        table = Table(title=f"{report.source} → {report.target}", show_header=False)
+        for label, value in (
+            ("documents", report.documents),
+            ("chunks", f"{report.children} searchable, {report.parents} parents"),
+            ("files", report.files),
+            (
+                "resumed",
+                f"yes ({report.skipped_documents} documents already copied)"
+                if report.resumed
+                else "no",
+            ),
+        ):
+            table.add_row(label, str(value))
+        console.print(table)

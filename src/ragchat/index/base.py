@@ -14,6 +14,7 @@ from ragchat.types import Chunk
 
 if TYPE_CHECKING:
     from ragchat.index.chunkstore import DocumentRow
+    from ragchat.index.manifest import Manifest
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
@@ -184,6 +185,9 @@ class WritableKB(SearchableKB, ListsChildren, KeepsVectors, Protocol):
 
     @property
     def store(self) -> Catalogue: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
 
     def add_chunks(
         self,
