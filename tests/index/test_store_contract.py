@@ -266,10 +266,17 @@ def test_hybrid_ranking_matches_across_backends(tmp_path: Path, docs: Path) -> N
             assert isinstance(kb, SearchesHybrid)
         bm25 = kb.bm25_search("ibuprofen stomach food", 5)
         hybrid = retriever(kb, mode="hybrid", top_k=5).retrieve("ibuprofen with food")
-        ranked[backend] = (bm25, [(h.chunk.chunk_id, round(h.score, 4)) for h in hybrid.hits])
+        # RRF fused by Qdrant itself must give ragchat's scores (its ranks start at 0).
+        rrf = retriever(kb, mode="hybrid", fusion="rrf", top_k=50).retrieve("ibuprofen food")
+        ranked[backend] = (
+            bm25,
+            [(h.chunk.chunk_id, round(h.score, 4)) for h in hybrid.hits],
+            sorted((round(h.score, 6), h.chunk.chunk_id) for h in rrf.hits),
+        )
         kb.close()
         drop_store(settings)
-    (bm25_e, hybrid_e), (bm25_q, hybrid_q) = ranked["embedded"], ranked["qdrant"]
+    (bm25_e, hybrid_e, rrf_e), (bm25_q, hybrid_q, rrf_q) = ranked["embedded"], ranked["qdrant"]
     assert [c for c, _ in bm25_e] == [c for c, _ in bm25_q]
     assert [s for _, s in bm25_e] == pytest.approx([s for _, s in bm25_q], rel=1e-4)
     assert hybrid_e == hybrid_q
+    assert rrf_e == rrf_q and len(rrf_e) > 5
