@@ -131,3 +131,41 @@ def test_kb_remove_and_delete(tmp_path: Path) -> None:
     deleted = runner.invoke(app, ["kb", "delete", "phys", "--yes", "--data-dir", str(data)])
     assert deleted.exit_code == 0
     assert not (data / "kb" / "phys").exists()
+
+
+def test_kb_migrate_to_qdrant_then_search_there(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("qdrant_client")
+    bad = runner.invoke(
+        app, ["kb", "migrate", "medical", "--to", "mongo", "--data-dir", str(data_dir)]
+    )
+    assert bad.exit_code == 2 and "--to must be qdrant or embedded" in bad.output
+    moved = runner.invoke(
+        app,
+        [
+            "kb",
+            "migrate",
+            "medical",
+            "--to",
+            "qdrant",
+            "--name",
+            "med-q",
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
+    assert moved.exit_code == 0, moved.output
+    assert "embedded:medical → qdrant:med-q" in moved.output and "9" in moved.output
+    question = ["search", "maximum daily dose of acetaminophen", "--json", "--top-k", "3"]
+    embedded = runner.invoke(app, [*question, "--kb", "medical", "--data-dir", str(data_dir)])
+    monkeypatch.setenv("RAGCHAT_VECTOR_STORE__BACKEND", "qdrant")
+    listed = runner.invoke(app, ["kb", "list", "--data-dir", str(data_dir)], terminal_width=200)
+    assert listed.exit_code == 0 and "med-q" in listed.output and "(qdrant)" in listed.output
+    on_qdrant = runner.invoke(app, [*question, "--kb", "med-q", "--data-dir", str(data_dir)])
+    assert on_qdrant.exit_code == 0, on_qdrant.output
+
+    def ids(output: str) -> list[str]:
+        return [h["chunk_id"] for h in json.loads(output)["hits"]]
+
+    assert ids(on_qdrant.output) == ids(embedded.output)

@@ -67,7 +67,8 @@ def ingest(
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise errors.IngestError(", ".join(missing), "no such file or folder")
-        unchanged = None if prune else all_unchanged(settings.kb_root / kb, paths)
+        embedded = settings.vector_store.backend == "embedded"
+        unchanged = None if prune or not embedded else all_unchanged(settings.kb_root / kb, paths)
         if unchanged is not None:  # nothing to do: no model to load
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return

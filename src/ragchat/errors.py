@@ -92,3 +92,7 @@ class Conflict(RagchatError):
 
 class StoreUnavailable(RagchatError):
     """The database cannot be reached or is locked: the API answers 503."""
+
+
+class VectorStoreUnavailable(StoreUnavailable):
+    """The vector store (a Qdrant server, or its client library) cannot be used right now."""

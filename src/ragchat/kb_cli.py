@@ -20,15 +20,17 @@ kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 @kb_app.command("list")
 def kb_list(data_dir: DataDir = None) -> None:
     """List knowledge bases with their sizes."""
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index import stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        table = Table(title=f"knowledge bases in {settings.kb_root}")
+        vs = settings.vector_store
+        where = settings.kb_root if vs.backend == "embedded" else vs.url or settings.qdrant_path
+        table = Table(title=f"knowledge bases in {where} ({vs.backend})")
         for col in ("name", "documents", "chunks", "model", "updated"):
             table.add_column(col)
-        for name in KnowledgeBase.names(settings.kb_root):
-            m = KnowledgeBase.describe(settings.kb_root, name)
+        for name in stores.kb_names(settings):
+            m = stores.describe_kb(settings, name)
             table.add_row(
                 name,
                 str(m["documents"]),
@@ -42,11 +44,11 @@ def kb_list(data_dir: DataDir = None) -> None:
 @kb_app.command("stats")
 def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
     """Counts, model and size on disk of one knowledge base."""
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index import stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        stats = KnowledgeBase.describe(settings.kb_root, name)
+        stats = stores.describe_kb(settings, name)
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
@@ -60,13 +62,13 @@ def kb_delete(
     data_dir: DataDir = None,
 ) -> None:
     """Delete a whole knowledge base."""
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index import stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
         if not yes and sys.stdin.isatty():
             typer.confirm(f"Delete knowledge base {name!r}?", abort=True)
-        KnowledgeBase.delete(settings.kb_root, name)
+        stores.delete_kb(settings, name)
         console.print(f"deleted {name}")
 
 
@@ -84,3 +86,43 @@ def kb_remove(
     with exit_on_error():
         removed = remove_paths(resources.open_kb(settings, name), targets)
         console.print(f"removed {removed} document(s) from {name}")
+
+
+@kb_app.command("migrate")
+def kb_migrate(
+    name: Annotated[str, typer.Argument()],
+    to: Annotated[str, typer.Option("--to", help="Target vector store: qdrant or embedded.")],
+    new_name: Annotated[
+        str | None, typer.Option("--name", help="Name in the target store (default: the same).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Copy a knowledge base to the other vector store without re-embedding (vectors, chunks,
+    documents, files, manifest). Interrupted, run it again: it resumes. The Qdrant side is the
+    one RAGCHAT_VECTOR_STORE__URL / __PATH configure."""
+    from ragchat import errors
+    from ragchat.cli_common import progress_bars
+    from ragchat.index.migrate import migrate
+    from ragchat.index.stores import Backend
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        if to not in ("qdrant", "embedded"):
+            raise errors.InvalidInput(f"--to must be qdrant or embedded, not {to!r}")
+        target: Backend = "qdrant" if to == "qdrant" else "embedded"
+        with progress_bars() as progress:
+            report = migrate(settings, name, target, new_name=new_name, progress=progress)
+        table = Table(title=f"{report.source} → {report.target}", show_header=False)
+        for label, value in (
+            ("documents", report.documents),
+            ("chunks", f"{report.children} searchable, {report.parents} parents"),
+            ("files", report.files),
+            (
+                "resumed",
+                f"yes ({report.skipped_documents} documents already copied)"
+                if report.resumed
+                else "no",
+            ),
+        ):
+            table.add_row(label, str(value))
+        console.print(table)

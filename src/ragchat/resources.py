@@ -7,8 +7,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.index import stores
+from ragchat.index.base import Embedder, WritableKB
 from ragchat.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -23,19 +23,16 @@ def embedder(settings: Settings) -> Embedder:
     return load_embedder(settings)
 
 
-def open_kb(settings: Settings, name: str, emb: Embedder | None = None) -> KnowledgeBase:
-    return KnowledgeBase.open(settings.kb_root, name, emb or embedder(settings))
+def open_kb(settings: Settings, name: str, emb: Embedder | None = None) -> WritableKB:
+    """The knowledge base in the configured vector store (embedded files or Qdrant)."""
+    return stores.open_kb(settings, name, emb or embedder(settings))
 
 
 def open_or_create_kb(
     settings: Settings, name: str, emb: Embedder | None = None, *, dense_backend: str = "flat"
-) -> KnowledgeBase:
-    return KnowledgeBase.open_or_create(
-        settings.kb_root,
-        name,
-        emb or embedder(settings),
-        dense_backend=dense_backend,
-        chunking=settings.chunking.model_dump(),
+) -> WritableKB:
+    return stores.open_or_create_kb(
+        settings, name, emb or embedder(settings), dense_backend=dense_backend
     )
 
 

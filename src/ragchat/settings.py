@@ -216,6 +216,26 @@ class ApiSettings(BaseModel):
     bootstrap_knowledge_bases: bool = True
 
 
+class VectorStoreSettings(BaseModel):
+    """Where knowledge bases live. ``embedded``: files under ``<data_dir>/kb`` (numpy vectors,
+    BM25, SQLite), zero setup. ``qdrant``: one Qdrant collection per knowledge base, on a server
+    or cluster (``url``) or in qdrant-client's on-disk local mode (``path``; default
+    ``<data_dir>/qdrant``). Needs the ``qdrant`` extra. Env: ``RAGCHAT_VECTOR_STORE__BACKEND``."""
+
+    backend: Literal["embedded", "qdrant"] = "embedded"
+    url: str | None = None
+    api_key: SecretStr | None = None
+    path: Path | None = None
+    # Collections are named <prefix><knowledge base>, so several deployments can share a cluster.
+    collection_prefix: str = "ragchat_"
+    # Passed when a collection is created (a server or cluster; local mode ignores them).
+    shards: int = Field(default=1, ge=1)
+    replicas: int = Field(default=1, ge=1)
+    timeout_s: float = Field(default=30.0, gt=0)
+    # Points per upsert request.
+    batch_size: int = Field(default=256, ge=1)
+
+
 class Settings(BaseSettings):
     """Environment variables use the RAGCHAT_ prefix and ``__`` for nesting,
     e.g. ``RAGCHAT_RETRIEVAL__ALPHA=0.6``."""
@@ -250,7 +270,13 @@ class Settings(BaseSettings):
     agents: AgentSettings = AgentSettings()
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
+    vector_store: VectorStoreSettings = VectorStoreSettings()
 
     @property
     def kb_root(self) -> Path:
         return self.data_dir / "kb"
+
+    @property
+    def qdrant_path(self) -> Path:
+        """The on-disk Qdrant of local mode (used when no ``vector_store.url`` is set)."""
+        return self.vector_store.path or self.data_dir / "qdrant"

@@ -5,7 +5,7 @@ through the implementation's own write path and must be visible to the next read
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.index.base import KeepsVectors, ListsChildren, SearchableKB
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
+from ragchat.settings import Settings, VectorStoreSettings
 from ragchat.types import Chunk, Exclude
 
 Add = Callable[[Sequence[Chunk]], None]
@@ -169,5 +170,29 @@ class TestRegistryProxy(SearchableKBContract):
         def write(chunks: Sequence[Chunk]) -> None:
             with registry.writing("demo") as kb:  # a private instance, swapped in on success
                 kb.add_chunks(chunks)
+
+        return write
+
+
+class TestQdrantKB(SearchableKBContract):
+    """qdrant-client's local mode: the same client API as a server, on disk, no server."""
+
+    @pytest.fixture
+    def searchable(self, tmp_path: Path) -> Iterator[SearchableKB]:
+        pytest.importorskip("qdrant_client")
+        from ragchat.index.qdrant import QdrantKB
+        from ragchat.index.qdrant_conn import release
+
+        settings = Settings(data_dir=tmp_path, vector_store=VectorStoreSettings(backend="qdrant"))
+        kb = QdrantKB.create(settings, "demo", HashingEmbedder())
+        kb.add_chunks(DRUG)
+        kb.add_chunks(SLEEP)
+        yield kb
+        release(settings)
+
+    @pytest.fixture
+    def add(self, searchable: SearchableKB) -> Add:
+        def write(chunks: Sequence[Chunk]) -> None:
+            searchable.add_chunks(chunks)  # type: ignore[attr-defined]
 
         return write

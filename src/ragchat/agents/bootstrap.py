@@ -13,9 +13,9 @@ from ragchat.agents.config import (
     KnowledgeBaseConfig,
     load_config,
 )
+from ragchat.index import stores
 from ragchat.index.base import Embedder
 from ragchat.index.ingestion import IngestReport, ingest_paths
-from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
 from ragchat.resources import SAMPLE_KB_DIR
 from ragchat.settings import Settings
@@ -71,9 +71,7 @@ def ensure_knowledge_bases(
         if not paths:
             log.warning("knowledge base %s: none of its sources exist", name)
             continue
-        kb = KnowledgeBase.open_or_create(
-            settings.kb_root, name, embedder, chunking=settings.chunking.model_dump()
-        )
+        kb = stores.open_or_create_kb(settings, name, embedder)
         try:
             report = ingest_paths(kb, paths, Chunker(settings.chunking))
         finally:

@@ -13,8 +13,8 @@ from typing import Any
 
 from ragchat.agents.config import AgentConfig
 from ragchat.errors import KnowledgeBaseNotFound
+from ragchat.index import stores
 from ragchat.index.base import Embedder, SearchableKB
-from ragchat.index.kb import KnowledgeBase
 from ragchat.llm.base import ChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
@@ -31,8 +31,8 @@ DocumentLabels = Callable[[str, str], Mapping[str, DocumentLabel]]
 
 
 class RetrieverCache:
-    """``opener`` opens a knowledge base by name (default: ``KnowledgeBase.open`` under
-    ``settings.kb_root``; the server passes its shared registry, so uploads are searchable at
+    """``opener`` opens a knowledge base by name (default: the configured vector store's, see
+    ``index.stores``; the server passes its shared registry, so uploads are searchable at
     once). ``hidden_documents`` None: every document is visible to everyone (the CLI, eval)."""
 
     def __init__(
@@ -65,7 +65,7 @@ class RetrieverCache:
         if self._opener is not None:
             return self._opener(name)
         try:
-            return KnowledgeBase.open(self.settings.kb_root, name, self.embedder)
+            return stores.open_kb(self.settings, name, self.embedder)
         except KnowledgeBaseNotFound as exc:
             raise KnowledgeBaseNotFound(
                 f"{exc}. Ingest it first: `ragchat ingest <folder> --kb {name}` "

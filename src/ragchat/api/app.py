@@ -112,7 +112,7 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
                     len(r.errors),
                 )
     registry = KnowledgeBaseRegistry(
-        settings.kb_root, embedder, chunking=settings.chunking.model_dump()
+        settings.kb_root, embedder, chunking=settings.chunking.model_dump(), settings=settings
     )
     access = DocumentAccess(uploads_dir(settings), registry)
     memory = SqlMemoryStore.from_settings(store, embedder, settings.memory)

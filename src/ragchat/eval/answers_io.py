@@ -15,9 +15,9 @@ from rich.table import Table
 from ragchat.agents.config import AgentConfig, AppConfig, KnowledgeBaseConfig, load_config
 from ragchat.errors import ConfigError
 from ragchat.eval.answers import AnswerRun
+from ragchat.index import stores
 from ragchat.index.base import Embedder
 from ragchat.index.ingestion import IngestReport, ingest_paths
-from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
 from ragchat.settings import Settings
 
@@ -34,9 +34,7 @@ def ensure_corpus_kb(
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
-    base = KnowledgeBase.open_or_create(
-        settings.kb_root, kb, embedder, chunking=settings.chunking.model_dump()
-    )
+    base = stores.open_or_create_kb(settings, kb, embedder)
     try:
         return ingest_paths(base, [path], Chunker(settings.chunking))
     finally:

@@ -131,7 +131,7 @@ def synth(
         with progress_bars() as progress:
             questions, report = asyncio.run(
                 synthesize(
-                    list(base.store.iter_children()),
+                    base.children(),
                     n=n,
                     seed=seed,
                     embedder=embedder,

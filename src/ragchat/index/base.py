@@ -3,14 +3,18 @@ knowledge base that retrievers use."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from ragchat.types import Chunk
+
+if TYPE_CHECKING:
+    from ragchat.index.chunkstore import DocumentRow
+    from ragchat.index.manifest import Manifest
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
@@ -130,3 +134,77 @@ class KeepsVectors(Protocol):
     def stored_vectors(self, chunk_ids: Sequence[str]) -> Matrix | None:
         """Rows in the order asked; None if any chunk has no stored vector."""
         ...
+
+
+@runtime_checkable
+class SearchesHybrid(Protocol):
+    """Optional ``SearchableKB`` capability of a remote store: both first-stage lists in one
+    round trip, and (``rrf_k`` given) the RRF ranking fused by the store itself."""
+
+    def hybrid_search(
+        self,
+        query: str,
+        query_vec: Vector,
+        k: int,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        rrf_k: int | None = None,
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]], list[tuple[str, float]] | None]:
+        """(dense, bm25, fused): fused is the store's RRF ranking when ``rrf_k`` is given."""
+        ...
+
+
+class Catalogue(Protocol):
+    """What a knowledge base records beside its chunks: documents and ingested files (the
+    dedupe-by-hash and replace-changed-file logic of ingestion reads it)."""
+
+    def file_sha(self, path: str) -> str | None: ...
+
+    def files(self) -> list[tuple[str, str]]: ...
+
+    def paths_with_sha(self, sha256: str) -> list[str]: ...
+
+    def docs_of_file(self, path: str) -> list[str]: ...
+
+    def has_document(self, doc_id: str) -> bool: ...
+
+    def known_documents(self, doc_ids: Iterable[str]) -> set[str]: ...
+
+    def documents(self) -> list[DocumentRow]: ...
+
+    def record_file(self, path: str, sha256: str, when: str) -> None: ...
+
+    def forget_file(self, path: str) -> None: ...
+
+    def set_document_file(self, doc_id: str, path: str) -> None: ...
+
+
+@runtime_checkable
+class WritableKB(SearchableKB, ListsChildren, KeepsVectors, Protocol):
+    """A whole knowledge base, whatever stores it: ``kb.KnowledgeBase`` (embedded files) or
+    ``qdrant.QdrantKB``. Ingestion, the document endpoints and ``kb migrate`` use this."""
+
+    @property
+    def store(self) -> Catalogue: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    def add_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        vectors: Matrix | None = None,
+        progress: bool = False,
+        save: bool = True,
+    ) -> int: ...
+
+    def add_document_row(self, row: DocumentRow) -> None: ...
+
+    def delete_document(self, doc_id: str, *, save: bool = True) -> int: ...
+
+    def parents(self) -> list[Chunk]: ...
+
+    def save(self) -> None: ...
+
+    def close(self) -> None: ...

@@ -229,6 +229,10 @@ class ChunkStore:
         q = f"SELECT label FROM chunks WHERE {' AND '.join(where)}"
         return [int(r[0]) for r in self._db.execute(q, params)]
 
+    def iter_parents(self) -> Iterator[Chunk]:
+        q = "SELECT * FROM chunks WHERE is_parent = 1 ORDER BY doc_id, position"
+        yield from (_to_chunk(r) for r in self._db.execute(q))
+
     def iter_children(self) -> Iterator[Chunk]:
         yield from (
             _to_chunk(r)

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ragchat.errors import DocumentNotFound, IngestError
+from ragchat.index.base import WritableKB
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
-from ragchat.index.kb import KnowledgeBase
 from ragchat.index.manifest import now_iso
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import iter_files, loader_for
@@ -79,7 +79,7 @@ def all_unchanged(kb_dir: Path, paths: Sequence[Path]) -> int | None:
 
 
 def ingest_paths(
-    kb: KnowledgeBase,
+    kb: WritableKB,
     paths: Sequence[Path],
     chunker: Chunker,
     *,
@@ -171,7 +171,7 @@ def ingest_paths(
     return report
 
 
-def _embed(kb: KnowledgeBase, texts: list[str], progress: Progress) -> np.ndarray:
+def _embed(kb: WritableKB, texts: list[str], progress: Progress) -> np.ndarray:
     """Embeds in length-sorted blocks so progress can be shown and padding stays small."""
     out = np.zeros((len(texts), kb.embedder.dim), dtype=np.float32)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -183,7 +183,7 @@ def _embed(kb: KnowledgeBase, texts: list[str], progress: Progress) -> np.ndarra
     return out
 
 
-def remove_paths(kb: KnowledgeBase, targets: Sequence[str]) -> int:
+def remove_paths(kb: WritableKB, targets: Sequence[str]) -> int:
     """Deletes documents by doc id, or every document of an ingested file path."""
     removed = 0
     for target in targets:
@@ -203,7 +203,7 @@ def remove_paths(kb: KnowledgeBase, targets: Sequence[str]) -> int:
     return removed
 
 
-def prune_missing(kb: KnowledgeBase, under: Sequence[Path]) -> int:
+def prune_missing(kb: WritableKB, under: Sequence[Path]) -> int:
     """Deletes documents of files that were ingested from these folders but no longer exist."""
     roots = [str(Path(p).resolve()) for p in under]
     gone = [

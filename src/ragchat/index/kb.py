@@ -301,6 +301,9 @@ class KnowledgeBase:
     def children(self) -> list[Chunk]:
         return list(self.store.iter_children())
 
+    def parents(self) -> list[Chunk]:
+        return list(self.store.iter_parents())
+
     def version(self) -> tuple[Any, ...]:
         return (id(self), self.child_count(), self.manifest.updated)
 

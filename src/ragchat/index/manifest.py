@@ -30,6 +30,11 @@ class Manifest(BaseModel):
     children: int = 0
     parents: int = 0
     files: int = 0
+    # Bumped by every save: a version that changes with each write, whatever its second.
+    revision: int = 0
+    # Set while ``kb migrate`` fills this knowledge base ("<backend>:<name>" of the source); a
+    # re-run resumes a knowledge base that carries its own source's mark, and nothing else.
+    migrating_from: str | None = None
     created: str
     updated: str
 

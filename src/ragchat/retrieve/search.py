@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragchat.errors import RetrievalError
-from ragchat.index.base import SearchableKB, Vector
+from ragchat.index.base import SearchableKB, SearchesHybrid, Vector
 from ragchat.retrieve.fields import title_index
 from ragchat.retrieve.fusion import (
     Ranked,
@@ -116,12 +116,18 @@ def search_candidates(
     n = config.candidates
     dense: list[tuple[str, float]] = []
     bm25: list[tuple[str, float]] = []
-    if mode != "bm25":
+    server_fused: list[tuple[str, float]] | None = None
+    if mode == "hybrid" and query_vec is not None and isinstance(kb, SearchesHybrid):
+        # A remote store answers both lists in one round trip, and fuses RRF itself.
+        rrf_k = config.rrf_k if config.fusion == "rrf" and config.title_weight <= 0 else None
+        with time_step(timings, "hybrid"):
+            dense, bm25, server_fused = kb.hybrid_search(query, query_vec, n, filters, rrf_k=rrf_k)
+    elif mode != "bm25":
         if query_vec is None:
             raise RetrievalError(f"mode {mode!r} needs a query embedding")
         with time_step(timings, "dense"):
             dense = kb.dense_search(query_vec, n, filters)
-    if mode in ("bm25", "hybrid"):
+    if mode == "bm25" or (mode == "hybrid" and not isinstance(kb, SearchesHybrid)):
         with time_step(timings, "bm25"):
             bm25 = kb.bm25_search(query, n, filters)
     elif mode == "dense_first":
@@ -143,6 +149,8 @@ def search_candidates(
             ranked = sort_ranked(dense)
         elif mode == "bm25":
             ranked = sort_ranked(bm25)
+        elif server_fused is not None:
+            ranked = sort_ranked(server_fused)
         else:
             ranked = _fuse(config, dense, bm25, title)
         return _to_hits(

@@ -3,6 +3,7 @@ chunk listing for the title signal, stored vectors for feedback — and follows 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from ragchat.index.base import KeepsVectors, ListsChildren
 from ragchat.index.fake import HashingEmbedder
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.fields import title_index
-from ragchat.settings import RetrievalSettings
+from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
 from ragchat.types import Chunk
 
 
@@ -21,14 +22,28 @@ def _doc(doc_id: str, title: str, text: str) -> Chunk:
     return Chunk(f"{doc_id}:c0", doc_id, text, 0, None, False, {"title": title})
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> KnowledgeBaseRegistry:
-    registry = KnowledgeBaseRegistry(tmp_path, HashingEmbedder())
+@pytest.fixture(params=["files", "embedded", "qdrant"])
+def registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KnowledgeBaseRegistry]:
+    """Without settings (files under a root), and on each configured vector store."""
+    settings = None
+    if request.param != "files":
+        if request.param == "qdrant":
+            pytest.importorskip("qdrant_client")
+        vs = VectorStoreSettings(backend=request.param)
+        settings = Settings(data_dir=tmp_path, vector_store=vs)
+    registry = KnowledgeBaseRegistry(tmp_path / "kb", HashingEmbedder(), settings=settings)
     with registry.writing("demo", create=True) as kb:
         kb.add_chunks(
             [_doc("a", "Anaemia", "low iron and tiredness"), _doc("b", "Asthma", "wheeze")]
         )
-    return registry
+    assert registry.names() == ["demo"] and registry.describe("demo")["children"] == 2
+    yield registry
+    registry.close()
+    if request.param == "qdrant":
+        from ragchat.index.qdrant_conn import release
+
+        assert settings is not None
+        release(settings)
 
 
 def test_the_proxy_lists_chunks_and_vectors_of_the_live_instance(

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragchat.index.base import WritableKB
 from ragchat.index.chunkstore import DocumentRow
-from ragchat.index.kb import KnowledgeBase
 from ragchat.settings import Settings
 from ragchat.types import DocumentLabel
 
@@ -98,7 +98,7 @@ class DocumentAccess:
         self.registry = registry
         # Per live KnowledgeBase instance: every write swaps in a new instance, so an entry can
         # never be stale, and it goes away with the instance.
-        self._views: weakref.WeakKeyDictionary[KnowledgeBase, list[DocumentView]] = (
+        self._views: weakref.WeakKeyDictionary[WritableKB, list[DocumentView]] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
@@ -112,7 +112,7 @@ class DocumentAccess:
             return None
         return rel.parts[0] if len(rel.parts) > 1 else None
 
-    def views(self, kb: str, base: KnowledgeBase | None = None) -> list[DocumentView]:
+    def views(self, kb: str, base: WritableKB | None = None) -> list[DocumentView]:
         """Every document of ``kb`` with its owners and source files."""
         if base is None:
             with self.registry.reading(kb) as live:

@@ -15,7 +15,6 @@ import httpx
 
 from ragchat import __version__
 from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve.factory import shared_reranker
 from ragchat.settings import Settings
 from ragchat.store.base import Store
@@ -125,7 +124,7 @@ class HealthService:
         problems = []
         for name in sorted(configured | set(self.registry.names())):
             try:
-                info = KnowledgeBase.describe(self.registry.root, name)
+                info = self.registry.describe(name)
             except Exception as exc:
                 out[name] = {"status": "missing", "detail": str(exc)}
                 if name in configured:

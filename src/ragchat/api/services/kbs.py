@@ -14,42 +14,78 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragchat.index.base import Embedder, Matrix, Vector
+from ragchat.index import stores
+from ragchat.index.base import Embedder, Matrix, SearchableKB, Vector, WritableKB
 from ragchat.index.kb import KnowledgeBase
+from ragchat.settings import Settings
 from ragchat.types import Chunk
 
 log = logging.getLogger(__name__)
 
 
 class KnowledgeBaseRegistry:
+    """``settings`` given: knowledge bases live in its configured vector store (embedded files
+    under ``root``, or Qdrant); without it, embedded files under ``root`` (tests)."""
+
     def __init__(
-        self, root: Path, embedder: Embedder, *, chunking: Mapping[str, Any] | None = None
+        self,
+        root: Path,
+        embedder: Embedder,
+        *,
+        chunking: Mapping[str, Any] | None = None,
+        settings: Settings | None = None,
     ) -> None:
         self.root = Path(root)
         self.embedder = embedder
         self.chunking = dict(chunking or {})
-        self._live: dict[str, KnowledgeBase] = {}
+        self.settings = settings
+        self._live: dict[str, WritableKB] = {}
         self._lock = threading.RLock()  # guards _live; held by every read and by the swap
         self._writers: dict[str, threading.Lock] = {}
 
     # -- reading -----------------------------------------------------------------------------
-    def open(self, name: str) -> SharedKB:
-        """The engine's ``kb_opener``: a proxy that always reads the current instance. Raises
+    @property
+    def remote(self) -> bool:
+        """True when the store is shared (Qdrant): any instance reads the current state."""
+        return self.settings is not None and self.settings.vector_store.backend == "qdrant"
+
+    def _open(self, name: str, *, create: bool = False) -> WritableKB:
+        if self.settings is None:
+            if create:
+                return KnowledgeBase.open_or_create(
+                    self.root, name, self.embedder, chunking=self.chunking
+                )
+            return KnowledgeBase.open(self.root, name, self.embedder)
+        if create:
+            return stores.open_or_create_kb(self.settings, name, self.embedder)
+        return stores.open_kb(self.settings, name, self.embedder)
+
+    def open(self, name: str) -> SearchableKB:
+        """The engine's ``kb_opener``: a proxy that always reads the current instance (a
+        shared store's instance itself: it reads the store). Raises
         ``KnowledgeBaseNotFound`` now rather than on first search."""
-        with self.reading(name):
-            pass
+        with self.reading(name) as kb:
+            if self.remote:
+                return kb
         return SharedKB(self, name)
 
     @contextmanager
-    def reading(self, name: str) -> Iterator[KnowledgeBase]:
+    def reading(self, name: str) -> Iterator[WritableKB]:
         with self._lock:
             kb = self._live.get(name)
             if kb is None:
-                kb = self._live[name] = KnowledgeBase.open(self.root, name, self.embedder)
+                kb = self._live[name] = self._open(name)
             yield kb
 
     def names(self) -> list[str]:
-        return KnowledgeBase.names(self.root)
+        if self.settings is None:
+            return KnowledgeBase.names(self.root)
+        return stores.kb_names(self.settings)
+
+    def describe(self, name: str) -> dict[str, Any]:
+        if self.settings is None:
+            return KnowledgeBase.describe(self.root, name)
+        return stores.describe_kb(self.settings, name)
 
     def vector_count(self, name: str) -> int | None:
         """Live count when the KB is loaded, else None (the manifest has it)."""
@@ -63,16 +99,11 @@ class KnowledgeBaseRegistry:
             return self._writers.setdefault(name, threading.Lock())
 
     @contextmanager
-    def writing(self, name: str, *, create: bool = False) -> Iterator[KnowledgeBase]:
+    def writing(self, name: str, *, create: bool = False) -> Iterator[WritableKB]:
         """A private instance to modify (one writer per KB at a time); it becomes the live one
         when the block exits without error, and is discarded otherwise."""
         with self._writer_lock(name):
-            if create:
-                kb = KnowledgeBase.open_or_create(
-                    self.root, name, self.embedder, chunking=self.chunking
-                )
-            else:
-                kb = KnowledgeBase.open(self.root, name, self.embedder)
+            kb = self._open(name, create=create)
             try:
                 yield kb
             except BaseException:

@@ -1,0 +1,141 @@
+"""Per-query search latency of the two vector stores side by side, on the same synthetic
+collection: the embedded ``KnowledgeBase`` and ``QdrantKB`` (qdrant-client's local mode by
+default, or a server with ``--url``).
+
+The collection is synthetic but made of real text, as in ``bench_bm25.py``: each child is a
+window of ``--doc-chars`` characters of a random SciFact or MedQuAD record, with a random unit
+384-d vector (the vectors' values do not change the work a store does). Queries are real
+SciFact claims with random unit query vectors. Measured per query: ``dense_search``,
+``bm25_search`` and the first stage of hybrid retrieval as ``retrieve.search`` runs it
+(min-max: both lists; rrf: the store's own fusion on Qdrant), top 100 candidates, one thread.
+Building is timed too (no embedding: vectors are given).
+
+Example::
+
+    .venv/bin/python benchmarks/bench_vector_store.py --sizes 5000 --queries 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+from _common import (
+    doc_text,
+    machine_line,
+    medquad_corpus,
+    print_table,
+    scifact_corpus,
+    scifact_queries,
+    summarise_ms,
+)
+
+from ragchat.index import stores
+from ragchat.index.base import WritableKB
+from ragchat.index.fake import HashingEmbedder
+from ragchat.retrieve.search import search_candidates
+from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
+from ragchat.types import Chunk
+
+DIM = 384
+
+
+class FixedDim(HashingEmbedder):
+    """Names the dimension; the benchmark passes every vector itself."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=DIM)
+
+
+def unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def synthetic(n: int, doc_chars: int, seed: int) -> tuple[list[Chunk], np.ndarray]:
+    pool = [doc_text(d) for d in scifact_corpus()] + [doc_text(d) for d in medquad_corpus()]
+    rnd = random.Random(seed)
+    chunks = []
+    for i in range(n):
+        text = pool[rnd.randrange(len(pool))]
+        if len(text) > doc_chars:
+            start = rnd.randrange(len(text) - doc_chars + 1)
+            text = text[start : start + doc_chars]
+        doc = f"d{i // 10}"  # ten children per document
+        chunks.append(Chunk(f"{doc}_c{i % 10}", doc, text, i % 10, None, False, {"n": i}))
+    return chunks, unit(np.random.default_rng(seed), n)
+
+
+def build(backend: str, root: Path, url: str | None, chunks: list[Chunk], vectors: Any) -> Any:
+    vs = VectorStoreSettings(backend=backend, url=url)  # type: ignore[arg-type]
+    settings = Settings(data_dir=root / backend, vector_store=vs)
+    kb = stores.create_kb(settings, "bench", FixedDim())
+    t0 = time.perf_counter()
+    step = 5000
+    for i in range(0, len(chunks), step):
+        kb.add_chunks(chunks[i : i + step], vectors=vectors[i : i + step], save=False)
+    kb.save()
+    return kb, time.perf_counter() - t0
+
+
+def measure(kb: WritableKB, queries: list[str], qvecs: np.ndarray) -> dict[str, dict[str, float]]:
+    out: dict[str, list[float]] = {"dense": [], "bm25": [], "hybrid minmax": [], "hybrid rrf": []}
+    minmax = RetrievalSettings(mode="hybrid", fusion="minmax", candidates=100)
+    rrf = RetrievalSettings(mode="hybrid", fusion="rrf", candidates=100)
+    for q, v in zip(queries, qvecs, strict=True):
+        calls: list[tuple[str, Callable[[], object]]] = [
+            ("dense", partial(kb.dense_search, v, 100)),
+            ("bm25", partial(kb.bm25_search, q, 100)),
+            ("hybrid minmax", partial(search_candidates, kb, minmax, q, v, None, {})),
+            ("hybrid rrf", partial(search_candidates, kb, rrf, q, v, None, {})),
+        ]
+        for name, call in calls:
+            t0 = time.perf_counter()
+            call()
+            out[name].append(time.perf_counter() - t0)
+    return {k: summarise_ms(v) for k, v in out.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="5000")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--doc-chars", type=int, default=700)
+    ap.add_argument("--backends", default="embedded,qdrant")
+    ap.add_argument("--url", default=None, help="a Qdrant server instead of local mode")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    queries = scifact_queries(args.queries)
+    qvecs = unit(np.random.default_rng(args.seed + 1), len(queries))
+    print(machine_line())
+    rows = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        chunks, vectors = synthetic(n, args.doc_chars, args.seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            for backend in args.backends.split(","):
+                kb, build_s = build(backend, Path(tmp), args.url, chunks, vectors)
+                # warm-up: first-query caches (BM25 weights, local-mode structures)
+                measure(kb, queries[:3], qvecs[:3])
+                figures = measure(kb, queries, qvecs)
+                for step, f in figures.items():
+                    rows.append([n, backend, step, f["p50"], f["p95"], f["mean"], build_s])
+                kb.close()
+                print(f"# {n:,} {backend}: built in {build_s:.1f} s, {machine_line()[2:]}")
+    print_table(["chunks", "store", "search", "p50 ms", "p95 ms", "mean ms", "build s"], rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""``kb migrate``: copies a knowledge base between vector stores without re-embedding — the
+stored vectors, chunks, parents, documents, ingested files and the manifest's settings.
+
+Resumable: the target carries ``manifest.migrating_from`` until the copy completes. Documents
+are copied in batches, each ending with a save; a document is skipped on a re-run when the
+target already holds its row (written after its chunks). Qdrant upserts are idempotent, so a
+half-copied batch is simply written again; an embedded target killed mid-batch no longer opens
+consistently and is rebuilt from scratch (it is local and copying needs no model). Either way a
+re-run ends with exactly the counts of one clean run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ragchat.errors import IndexStateError
+from ragchat.index.base import Matrix, Vector, WritableKB
+from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.sparse import document_lengths
+from ragchat.index.stores import Backend, create_kb, delete_kb, describe_kb, kb_names, open_kb
+from ragchat.settings import Settings
+from ragchat.types import Chunk
+
+Progress = Callable[[str, int, int], None]
+_BATCH_CHILDREN = 512
+
+
+@runtime_checkable
+class PinsAvgdl(Protocol):
+    """A store that weighs BM25 itself (Qdrant) takes the source's average length."""
+
+    def pin_avgdl(self, avgdl: float | None) -> None: ...
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    return None
+
+
+class StoredVectorsOnly:
+    """The embedder of a migration: it names the source's model (stores check it) and refuses
+    to embed, so nothing is ever re-embedded by accident."""
+
+    def __init__(self, model_name: str, dim: int) -> None:
+        self.model_name = model_name
+        self.dim = dim
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        raise IndexStateError("a migration copies stored vectors; it never embeds")
+
+    def embed_query(self, text: str) -> Vector:
+        raise IndexStateError("a migration copies stored vectors; it never embeds")
+
+
+@dataclass
+class MigrationReport:
+    source: str
+    target: str
+    documents: int = 0
+    children: int = 0
+    parents: int = 0
+    files: int = 0
+    skipped_documents: int = 0  # already copied by an interrupted run
+    resumed: bool = False
+
+
+def _other(backend: Backend) -> Backend:
+    return "embedded" if backend == "qdrant" else "qdrant"
+
+
+def _target(
+    settings: Settings, name: str, to: Backend, source: WritableKB, mark: str
+) -> tuple[WritableKB, bool]:
+    """The target knowledge base, and whether it resumes an interrupted copy."""
+    embedder = source.embedder
+    if name in kb_names(settings, backend=to):
+        if describe_kb(settings, name, backend=to).get("migrating_from") != mark:
+            raise IndexStateError(
+                f"knowledge base {name!r} already exists in the {to} store; delete it or "
+                "migrate under another --name"
+            )
+        try:
+            return open_kb(settings, name, embedder, backend=to), True
+        except IndexStateError:  # our embedded copy, killed mid-batch: rebuilt from scratch
+            delete_kb(settings, name, backend=to)
+    dense = source.manifest.dense_backend if to == "embedded" else "qdrant"
+    target = create_kb(
+        settings,
+        name,
+        embedder,
+        backend=to,
+        dense_backend="flat" if dense == "qdrant" else dense,
+    )
+    target.manifest.chunking = dict(source.manifest.chunking)
+    target.manifest.migrating_from = mark
+    target.save()
+    return target, False
+
+
+def migrate(
+    settings: Settings,
+    name: str,
+    to: Backend,
+    *,
+    new_name: str | None = None,
+    progress: Progress = _quiet,
+) -> MigrationReport:
+    source_backend = _other(to)
+    info = describe_kb(settings, name, backend=source_backend)
+    embedder = StoredVectorsOnly(str(info["embedding_model"]), int(info["dim"]))
+    source = open_kb(settings, name, embedder, backend=source_backend)
+    target_name = new_name or name
+    mark = f"{source_backend}:{name}"
+    report = MigrationReport(f"{source_backend}:{name}", f"{to}:{target_name}")
+    target, report.resumed = _target(settings, target_name, to, source, mark)
+    try:
+        _copy(source, target, report, progress)
+    finally:
+        source.close()
+        target.close()
+    return report
+
+
+def _copy(
+    source: WritableKB, target: WritableKB, report: MigrationReport, progress: Progress
+) -> None:
+    children = source.children()
+    parents = source.parents()
+    if isinstance(target, PinsAvgdl):  # BM25 weights as the source computed them
+        lengths = document_lengths([c.text for c in children])
+        target.pin_avgdl(sum(lengths) / max(len(lengths), 1))
+    by_doc: dict[str, list[Chunk]] = {}
+    for chunk in parents + children:
+        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    rows = source.store.documents()
+    files = dict(source.store.files())
+    done = target.store.known_documents(r.doc_id for r in rows)
+    total = len(children)
+    copied = 0
+    batch: list[DocumentRow] = []
+    for row in rows:
+        if row.doc_id in done:
+            report.skipped_documents += 1
+            copied += sum(not c.is_parent for c in by_doc.get(row.doc_id, []))
+            continue
+        batch.append(row)
+        size = sum(not c.is_parent for r in batch for c in by_doc.get(r.doc_id, []))
+        if size >= _BATCH_CHILDREN:
+            copied += _write(source, target, batch, by_doc, files, report)
+            progress("copy", copied, total)
+            batch = []
+    if batch:
+        copied += _write(source, target, batch, by_doc, files, report)
+    for path, sha in files.items():  # files whose documents were all duplicates elsewhere
+        if target.store.file_sha(path) != sha:
+            target.store.record_file(path, sha, "migrated")
+    progress("copy", total, total)
+    if isinstance(target, PinsAvgdl):
+        lengths = document_lengths([c.text for c in children])
+        target.manifest.bm25 = {
+            **target.manifest.bm25,
+            "tokens": sum(lengths),
+            "indexed": len(lengths),
+            "pinned_avgdl": None,
+        }
+    target.manifest.migrating_from = None
+    target.save()
+    report.children = target.child_count()
+    report.parents = len(target.parents())
+    report.documents = len(target.store.documents())
+    report.files = len(target.store.files())
+    expected = (source.child_count(), len(parents), len(rows))
+    if (report.children, report.parents, report.documents) != expected:
+        raise IndexStateError(
+            f"migration of {report.source} ended with {report.children} children, "
+            f"{report.parents} parents, {report.documents} documents; the source has "
+            f"{expected}: run it again"
+        )
+
+
+def _write(
+    source: WritableKB,
+    target: WritableKB,
+    rows: list[DocumentRow],
+    by_doc: dict[str, list[Chunk]],
+    files: dict[str, str],
+    report: MigrationReport,
+) -> int:
+    """One batch: chunks with their stored vectors, then document rows and their files, then
+    a save (the point a re-run resumes from)."""
+    chunks = [c for r in rows for c in by_doc.get(r.doc_id, [])]
+    children = [c for c in chunks if not c.is_parent]
+    vectors = source.stored_vectors([c.chunk_id for c in children]) if children else None
+    if children and vectors is None:
+        raise IndexStateError(f"{report.source}: some chunks have no stored vector")
+    target.add_chunks(
+        chunks,
+        vectors=vectors if vectors is not None else np.zeros((0, source.embedder.dim), np.float32),
+        save=False,
+    )
+    for row in rows:
+        target.add_document_row(row)
+        if row.file_path and row.file_path in files:
+            target.store.record_file(row.file_path, files[row.file_path], row.added_at)
+    target.save()
+    return len(children)

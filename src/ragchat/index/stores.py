@@ -1,0 +1,89 @@
+"""The configured vector store: opens, creates, lists, describes and deletes knowledge bases on
+the embedded files or on Qdrant (``Settings.vector_store.backend``). Everything above the index
+stage goes through here, so switching backends is a setting, not a code change."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ragchat.index.base import Embedder, WritableKB
+from ragchat.index.kb import KnowledgeBase
+from ragchat.settings import Settings
+
+Backend = Literal["embedded", "qdrant"]
+
+
+def _backend(settings: Settings, backend: Backend | None) -> Backend:
+    return backend or settings.vector_store.backend
+
+
+def open_kb(
+    settings: Settings,
+    name: str,
+    embedder: Embedder,
+    *,
+    backend: Backend | None = None,
+    strict_model: bool = True,
+) -> WritableKB:
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.qdrant import QdrantKB
+
+        return QdrantKB.open(settings, name, embedder, strict_model=strict_model)
+    return KnowledgeBase.open(settings.kb_root, name, embedder, strict_model=strict_model)
+
+
+def create_kb(
+    settings: Settings,
+    name: str,
+    embedder: Embedder,
+    *,
+    backend: Backend | None = None,
+    dense_backend: str = "flat",
+) -> WritableKB:
+    chunking = settings.chunking.model_dump()
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.qdrant import QdrantKB
+
+        return QdrantKB.create(settings, name, embedder, chunking=chunking)
+    return KnowledgeBase.create(
+        settings.kb_root, name, embedder, dense_backend=dense_backend, chunking=chunking
+    )
+
+
+def open_or_create_kb(
+    settings: Settings,
+    name: str,
+    embedder: Embedder,
+    *,
+    backend: Backend | None = None,
+    dense_backend: str = "flat",
+) -> WritableKB:
+    if name in kb_names(settings, backend=backend):
+        return open_kb(settings, name, embedder, backend=backend)
+    return create_kb(settings, name, embedder, backend=backend, dense_backend=dense_backend)
+
+
+def kb_names(settings: Settings, *, backend: Backend | None = None) -> list[str]:
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.qdrant import QdrantKB
+
+        return QdrantKB.names(settings)
+    return KnowledgeBase.names(settings.kb_root)
+
+
+def describe_kb(settings: Settings, name: str, *, backend: Backend | None = None) -> dict[str, Any]:
+    """Manifest figures without loading a model or an index."""
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.qdrant import QdrantKB
+
+        return QdrantKB.describe(settings, name)
+    return KnowledgeBase.describe(settings.kb_root, name)
+
+
+def delete_kb(settings: Settings, name: str, *, backend: Backend | None = None) -> None:
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.qdrant import QdrantKB
+
+        QdrantKB.delete(settings, name)
+        return
+    KnowledgeBase.delete(settings.kb_root, name)

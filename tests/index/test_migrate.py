@@ -1,0 +1,187 @@
+"""``kb migrate``: a copy between the embedded store and Qdrant (local mode) that re-embeds
+nothing, keeps every count, searches the same, and, interrupted at any point, ends on a re-run
+with exactly the counts of one clean run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragchat.errors import IndexStateError
+from ragchat.index import migrate as migrate_module
+from ragchat.index import stores
+from ragchat.index.base import WritableKB
+from ragchat.index.fake import HashingEmbedder
+from ragchat.index.ingestion import ingest_paths
+from ragchat.index.kb import KnowledgeBase
+from ragchat.index.migrate import migrate
+from ragchat.ingest.chunking import Chunker
+from ragchat.settings import ChunkingSettings, Settings, VectorStoreSettings
+
+pytest.importorskip("qdrant_client")
+
+from ragchat.index.qdrant import QdrantKB
+from ragchat.index.qdrant_conn import release
+
+CHUNKING = ChunkingSettings(child_size=120, child_overlap=10, parent_size=300)
+TOPICS = ["ibuprofen dosing", "toddler sleep", "fever in babies", "iron tablets", "hay fever"]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Iterator[Settings]:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chunking=CHUNKING,
+        vector_store=VectorStoreSettings(backend="qdrant"),
+    )
+    yield settings
+    release(settings)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i, topic in enumerate(TOPICS):
+        body = " ".join(
+            f"Paragraph {j} about {topic}: advice number {j} for {topic} at home." for j in range(8)
+        )
+        (folder / f"doc{i}.md").write_text(f"# {topic.title()}\n\n{body}\n")
+    return folder
+
+
+def build(settings: Settings, backend: str, docs: Path) -> WritableKB:
+    kb = stores.create_kb(settings, "demo", HashingEmbedder(), backend=backend)  # type: ignore[arg-type]
+    ingest_paths(kb, [docs], Chunker(CHUNKING))
+    return kb
+
+
+def ranking(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    return sorted(((c, round(s, 4)) for c, s in found), key=lambda x: (-x[1], x[0]))
+
+
+def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
+    """Everything a copy must keep: counts, chunks, vectors, documents, files, rankings."""
+    kb = stores.open_kb(settings, name, HashingEmbedder(), backend=backend)  # type: ignore[arg-type]
+    children = sorted(kb.children(), key=lambda c: c.chunk_id)
+    ids = [c.chunk_id for c in children]
+    vectors = kb.stored_vectors(ids)
+    assert vectors is not None
+    query = kb.embedder.embed_query("how much sleep does a toddler need")
+    info = stores.describe_kb(settings, name, backend=backend)  # type: ignore[arg-type]
+    out = {
+        "counts": (info["children"], info["parents"], info["documents"], info["files"]),
+        "children": children,
+        "parents": sorted(kb.parents(), key=lambda c: c.chunk_id),
+        "vectors": vectors,
+        "documents": [
+            (d.doc_id, d.source, d.file_path, d.n_children) for d in kb.store.documents()
+        ],
+        "files": sorted(kb.store.files()),
+        # Whole rankings (ties broken by id: the stores break them differently).
+        "dense": ranking(kb.dense_search(query, 100)),
+        "bm25": ranking(kb.bm25_search("toddler sleep advice", 100)),
+        "migrating": info.get("migrating_from"),
+    }
+    kb.close()
+    return out
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert np.allclose(a.pop("vectors"), b.pop("vectors"), atol=1e-6)
+    assert a == b
+
+
+@pytest.mark.parametrize("source", ["embedded", "qdrant"])
+def test_a_copy_keeps_everything_and_reembeds_nothing(
+    settings: Settings, docs: Path, source: str
+) -> None:
+    kb = build(settings, source, docs)
+    kb.close()
+    target = "qdrant" if source == "embedded" else "embedded"
+    report = migrate(settings, "demo", target, new_name="copy")  # type: ignore[arg-type]
+    assert not report.resumed and report.documents == len(TOPICS)
+    before, after = snapshot(settings, source, "demo"), snapshot(settings, target, "copy")
+    assert after["migrating"] is None and after["counts"] == before["counts"]
+    assert report.children == before["counts"][0] > len(TOPICS)
+    assert_same(before, after)
+    # The files came along: ingesting the same folder into the copy has nothing to do.
+    embedder = HashingEmbedder()
+    copy = stores.open_kb(settings, "copy", embedder, backend=target)  # type: ignore[arg-type]
+    again = ingest_paths(copy, [docs], Chunker(CHUNKING))
+    assert (again.unchanged_files, again.documents, embedder.calls) == (len(TOPICS), 0, 0)
+
+
+def test_round_trip_back_to_the_embedded_store(settings: Settings, docs: Path) -> None:
+    build(settings, "embedded", docs).close()
+    migrate(settings, "demo", "qdrant")
+    migrate(settings, "demo", "embedded", new_name="back")
+    assert_same(snapshot(settings, "embedded", "demo"), snapshot(settings, "embedded", "back"))
+
+
+class Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize("target", ["embedded", "qdrant"])
+@pytest.mark.parametrize("where", ["between batches", "inside a batch"])
+def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
+    settings: Settings,
+    docs: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    where: str,
+) -> None:
+    source = "qdrant" if target == "embedded" else "embedded"
+    build(settings, source, docs).close()
+    migrate(settings, "demo", target, new_name="clean")  # type: ignore[arg-type]
+    clean = snapshot(settings, target, "clean")
+
+    monkeypatch.setattr(migrate_module, "_BATCH_CHILDREN", 5)  # one document per batch
+    if where == "between batches":
+
+        def stop_after_two(stage: str, done: int, total: int) -> None:
+            if 0 < done < total and stop_after_two.batches >= 1:  # type: ignore[attr-defined]
+                raise Interrupt
+            stop_after_two.batches += 1  # type: ignore[attr-defined]
+
+        stop_after_two.batches = 0  # type: ignore[attr-defined]
+        with pytest.raises(Interrupt):
+            migrate(settings, "demo", target, new_name="resumed", progress=stop_after_two)  # type: ignore[arg-type]
+    else:
+        # Killed after the second batch's chunks were written but before its save.
+        cls = KnowledgeBase if target == "embedded" else QdrantKB
+        real = cls.add_document_row
+        calls = {"n": 0}
+
+        def fail_on_second(self: Any, row: Any) -> None:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise Interrupt
+            real(self, row)
+
+        monkeypatch.setattr(cls, "add_document_row", fail_on_second)
+        with pytest.raises(Interrupt):
+            migrate(settings, "demo", target, new_name="resumed")  # type: ignore[arg-type]
+        monkeypatch.setattr(cls, "add_document_row", real)
+
+    assert "resumed" in stores.kb_names(settings, backend=target)  # type: ignore[arg-type]
+    report = migrate(settings, "demo", target, new_name="resumed")  # type: ignore[arg-type]
+    resumed = snapshot(settings, target, "resumed")
+    assert resumed["counts"] == clean["counts"] and resumed["migrating"] is None
+    assert_same(clean, resumed)
+    if where == "between batches" or target == "qdrant":
+        assert report.resumed and report.skipped_documents >= 1
+
+
+def test_an_existing_knowledge_base_is_never_overwritten(settings: Settings, docs: Path) -> None:
+    build(settings, "embedded", docs).close()
+    other = stores.create_kb(settings, "demo", HashingEmbedder(), backend="qdrant")
+    other.close()
+    with pytest.raises(IndexStateError, match="already exists"):
+        migrate(settings, "demo", "qdrant")
+    assert stores.describe_kb(settings, "demo", backend="qdrant")["children"] == 0
