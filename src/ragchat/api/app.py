@@ -28,6 +28,7 @@ from ragchat.api.errors import install_error_handlers
 from ragchat.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from ragchat.api.routes import (
     chat,
+    compat,
     conversations,
     documents,
     health,
@@ -205,7 +206,8 @@ def create_app(
     )
     install_error_handlers(app)
     install_docs(app)
-    for module in (health, users, chat, conversations, documents, query, openai_compat, ui):
+    routers = (health, users, chat, conversations, documents, query, compat, openai_compat, ui)
+    for module in routers:
         app.include_router(module.router)
     if Path(ui.STATIC_DIR).is_dir():
         app.mount("/static", StaticFiles(directory=ui.STATIC_DIR), name="static")
