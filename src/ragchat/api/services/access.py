@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.chunkstore import DocumentRow
-from ragchat.index.kb import KnowledgeBase
+from ragchat.index.kb import KnowledgeBase, validate_name
 from ragchat.settings import Settings
 
 from .kbs import KnowledgeBaseRegistry
@@ -103,6 +104,16 @@ class DocumentAccess:
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
         """Shared documents and the caller's own uploads."""
         return [v for v in self.views(kb) if v.visible_to(user_id)]
+
+    def kb_visible(self, user_id: str, kb: str) -> bool:
+        """Whether ``kb`` exists and holds a document ``user_id`` may see (else asking it
+        would only ever say "not found" without saying why)."""
+        if validate_name(kb) not in self.registry.names():
+            return False
+        try:
+            return bool(self.visible(user_id, kb))
+        except KnowledgeBaseNotFound:
+            return False
 
     def hidden(self, kb: str, user_id: str) -> Sequence[str]:
         """Document ids of ``kb`` that ``user_id`` may not see (other people's uploads).
