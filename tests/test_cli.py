@@ -131,3 +131,14 @@ def test_kb_remove_and_delete(tmp_path: Path) -> None:
     deleted = runner.invoke(app, ["kb", "delete", "phys", "--yes", "--data-dir", str(data)])
     assert deleted.exit_code == 0
     assert not (data / "kb" / "phys").exists()
+
+
+def test_a_failed_first_ingest_leaves_no_empty_knowledge_base(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"not a pdf at all")
+    data = tmp_path / "data"
+    result = runner.invoke(app, ["ingest", str(broken), "--kb", "ghost", "--data-dir", str(data)])
+    assert result.exit_code == 4, result.output
+    assert not (data / "kb" / "ghost").exists()
+    listed = runner.invoke(app, ["kb", "list", "--data-dir", str(data)], terminal_width=200)
+    assert "ghost" not in listed.output

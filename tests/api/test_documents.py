@@ -132,6 +132,9 @@ def test_a_file_that_fails_to_parse_fails_the_job(make_app: AppFactory) -> None:
     job = wait_for(client, accepted["job_id"])
     assert job["status"] == "failed"
     assert job["result"]["errors"][0]["file"] == "broken.pdf"
+    # ... and leaves no empty knowledge base behind.
+    assert "notes" not in [kb["name"] for kb in client.get("/kb").json()]
+    assert "notes" not in client.get("/health").json()["knowledge_bases"]
 
 
 def test_a_job_left_unfinished_by_a_restart_is_reported_failed(

@@ -65,8 +65,10 @@ class KnowledgeBaseRegistry:
     @contextmanager
     def writing(self, name: str, *, create: bool = False) -> Iterator[KnowledgeBase]:
         """A private instance to modify (one writer per KB at a time); it becomes the live one
-        when the block exits without error, and is discarded otherwise."""
+        when the block exits without error, and is discarded otherwise. A knowledge base
+        created here that ends the block without a document is deleted again."""
         with self._writer_lock(name):
+            created = create and name not in self.names()
             if create:
                 kb = KnowledgeBase.open_or_create(
                     self.root, name, self.embedder, chunking=self.chunking
@@ -77,7 +79,14 @@ class KnowledgeBaseRegistry:
                 yield kb
             except BaseException:
                 kb.close()
+                if created:  # a failed first ingest leaves no empty knowledge base behind
+                    KnowledgeBase.delete(self.root, name)
                 raise
+            if created and not kb.store.documents():
+                kb.close()
+                KnowledgeBase.delete(self.root, name)
+                log.info("knowledge base %s not created: nothing was ingested into it", name)
+                return
             with self._lock:
                 old = self._live.get(name)
                 self._live[name] = kb
