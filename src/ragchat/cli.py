@@ -25,7 +25,7 @@ from ragchat.cli_common import (
     progress_bars,
 )
 from ragchat.eval.cli import eval_app
-from ragchat.kb_cli import kb_app
+from ragchat.kb_cli import health, kb_app
 
 if TYPE_CHECKING:
     from ragchat.index.ingestion import IngestReport
@@ -38,6 +38,7 @@ app = typer.Typer(
 app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(chat_app, name="chat")
+app.command("health")(health)
 
 
 @app.command()

@@ -43,6 +43,7 @@ def kb_list(data_dir: DataDir = None) -> None:
 def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
     """Counts, model and size on disk of one knowledge base."""
     from ragchat.index.kb import KnowledgeBase
+    from ragchat.retrieve.rerank import reranker_status
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -50,6 +51,7 @@ def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
+        table.add_row("reranker", reranker_status(settings))
         console.print(table)
 
 
@@ -84,3 +86,27 @@ def kb_remove(
     with exit_on_error():
         removed = remove_paths(resources.open_kb(settings, name), targets)
         console.print(f"removed {removed} document(s) from {name}")
+
+
+def health(data_dir: DataDir = None) -> None:
+    """What this installation runs with: the models, the language model backend and the
+    knowledge bases, each in one plain line (nothing is loaded; exit 0)."""
+    from ragchat.index.kb import KnowledgeBase
+    from ragchat.retrieve.rerank import reranker_status
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        table = Table(title=f"ragchat in {settings.data_dir}", show_header=False)
+        table.add_row("embedder", settings.embedding.model)
+        table.add_row("reranker", reranker_status(settings))
+        llm = settings.llm
+        table.add_row(
+            "llm",
+            "offline extractive answerer"
+            if llm.backend == "none"
+            else f"{llm.backend}: {llm.model}",
+        )
+        for name in KnowledgeBase.names(settings.kb_root):
+            m = KnowledgeBase.describe(settings.kb_root, name)
+            table.add_row(f"kb {name}", f"{m['documents']} documents, {m['children']} vectors")
+        console.print(table)
