@@ -96,3 +96,15 @@ def test_a_signed_in_users_session_id_never_opens_for_anyone_else(
         "/chat", json={"session_id": session, "message": "What is the maximum dose?"}, headers=alice
     )
     assert again.status_code == 200 and again.json()["session_id"] == session
+
+
+def test_a_browser_users_conversation_does_not_open_by_id_alone(
+    cookieless: httpx.Client, browser: httpx.Client
+) -> None:
+    """Anonymous sessions are the ones started without identity; a cookie identity's
+    conversation (ragchat's page) stays its own even though that user has no name."""
+    mine = browser.post("/chat", json={"message": "What are the side effects of ibuprofen?"})
+    session = mine.json()["session_id"]
+    r = cookieless.post("/chat", json={"session_id": session, "message": "What did they ask?"})
+    assert r.status_code == 404
+    assert len(browser.get(f"/conversations/{session}/messages").json()) == 2
