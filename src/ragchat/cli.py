@@ -79,7 +79,7 @@ def ingest(
             with progress_bars() as progress:
                 report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
         finally:
-            discarded = created and not base.store.documents()
+            discarded = created and base.child_count() == 0
             if discarded:  # a failed first ingest leaves no empty knowledge base behind
                 base.close()
                 KnowledgeBase.delete(settings.kb_root, kb)

@@ -82,7 +82,7 @@ class KnowledgeBaseRegistry:
                 if created:  # a failed first ingest leaves no empty knowledge base behind
                     KnowledgeBase.delete(self.root, name)
                 raise
-            if created and not kb.store.documents():
+            if created and kb.child_count() == 0:
                 kb.close()
                 KnowledgeBase.delete(self.root, name)
                 log.info("knowledge base %s not created: nothing was ingested into it", name)
