@@ -1,6 +1,9 @@
 """The CLI as a user runs it: the real packaged embedding model on the sample knowledge base."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +172,53 @@ def test_kb_migrate_to_qdrant_then_search_there(
         return [h["chunk_id"] for h in json.loads(output)["hits"]]
 
     assert ids(on_qdrant.output) == ids(embedded.output)
+
+
+def test_a_failed_first_ingest_leaves_no_empty_knowledge_base(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"not a pdf at all")
+    data = tmp_path / "data"
+    result = runner.invoke(app, ["ingest", str(broken), "--kb", "ghost", "--data-dir", str(data)])
+    assert result.exit_code == 4, result.output
+    assert not (data / "kb" / "ghost").exists()
+    listed = runner.invoke(app, ["kb", "list", "--data-dir", str(data)], terminal_width=200)
+    assert "ghost" not in listed.output
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command in its own process: what a terminal shows, log lines included (in-process
+    runs share one logging set-up, whose stream is not the runner's)."""
+    code = "import sys; from ragchat.cli import app; sys.argv[0] = 'ragchat'; app()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "400"},
+    )
+
+
+def test_a_failed_file_is_reported_once(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"not a pdf at all")
+    result = run_cli("ingest", str(broken), "--kb", "once", "--data-dir", str(tmp_path / "data"))
+    output = result.stdout + result.stderr
+    assert result.returncode == 4 and output.count("%%EOF") == 1, output  # no log line too
+
+
+def test_the_missing_cross_encoder_is_said_plainly_by_health_and_kb_stats_only(
+    data_dir: Path,
+) -> None:
+    searched = run_cli("search", "dose", "--kb", "medical", "--data-dir", str(data_dir))
+    assert searched.returncode == 0, searched.stderr
+    assert "reranker" not in searched.stdout + searched.stderr
+    for command in (["health"], ["kb", "stats", "medical"]):
+        result = run_cli(*command, "--data-dir", str(data_dir))
+        assert result.returncode == 0, result.stderr
+        output = result.stdout + result.stderr
+        assert "OSError" not in output and "huggingface.co" not in output
+        text = " ".join(output.replace("│", " ").split())  # table cells unwrapped
+        assert text.count("reranker") == 1, output
+        assert "not reranked" in text or "ms-marco" in text  # off and why, or on
+    health = run_cli("health", "--data-dir", str(data_dir))
+    assert "all-MiniLM-L6-v2" in health.stdout and "kb medical" in health.stdout

@@ -25,7 +25,7 @@ from ragchat.cli_common import (
     progress_bars,
 )
 from ragchat.eval.cli import eval_app
-from ragchat.kb_cli import kb_app
+from ragchat.kb_cli import health, kb_app
 
 if TYPE_CHECKING:
     from ragchat.index.ingestion import IngestReport
@@ -38,6 +38,7 @@ app = typer.Typer(
 app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(chat_app, name="chat")
+app.command("health")(health)
 
 
 @app.command()
@@ -60,6 +61,7 @@ def ingest(
     """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
     from ragchat import resources
     from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
+    from ragchat.index.kb import KnowledgeBase
     from ragchat.ingest.chunking import Chunker
 
     settings = load_settings(data_dir)
@@ -72,10 +74,18 @@ def ingest(
         if unchanged is not None:  # nothing to do: no model to load
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return
+        created = kb not in KnowledgeBase.names(settings.kb_root)
         base = resources.open_or_create_kb(settings, kb, dense_backend=backend)
-        with progress_bars() as progress:
-            report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
-        pruned = prune_missing(base, [p for p in paths if p.is_dir()]) if prune else 0
+        try:
+            with progress_bars() as progress:
+                report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
+        finally:
+            discarded = created and base.child_count() == 0
+            if discarded:  # a failed first ingest leaves no empty knowledge base behind
+                base.close()
+                KnowledgeBase.delete(settings.kb_root, kb)
+        folders = [p for p in paths if p.is_dir()]
+        pruned = prune_missing(base, folders) if prune and not discarded else 0
         for e in report.errors:
             err.print(f"[yellow]skipped[/] {e}")
         for w in report.warnings:

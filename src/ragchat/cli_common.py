@@ -55,6 +55,10 @@ def load_settings(data_dir: Path | None) -> Settings:
     )
     for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # A missing cross-encoder is said once, plainly, by `ragchat health` and `kb stats`, not
+    # by every command that searches; ingestion errors are printed by the ingest command.
+    logging.getLogger("ragchat.retrieve.rerank").setLevel(logging.ERROR)
+    logging.getLogger("ragchat.index.ingestion").setLevel(logging.ERROR)
     return settings
 
 

@@ -45,6 +45,7 @@ def kb_list(data_dir: DataDir = None) -> None:
 def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
     """Counts, model and size on disk of one knowledge base."""
     from ragchat.index import stores
+    from ragchat.retrieve.rerank import reranker_status
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -52,6 +53,7 @@ def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
+        table.add_row("reranker", reranker_status(settings))
         console.print(table)
 
 
@@ -125,4 +127,28 @@ def kb_migrate(
             ),
         ):
             table.add_row(label, str(value))
+        console.print(table)
+
+
+def health(data_dir: DataDir = None) -> None:
+    """What this installation runs with: the models, the language model backend and the
+    knowledge bases, each in one plain line (nothing is loaded; exit 0)."""
+    from ragchat.index import stores
+    from ragchat.retrieve.rerank import reranker_status
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        table = Table(title=f"ragchat in {settings.data_dir}", show_header=False)
+        table.add_row("embedder", settings.embedding.model)
+        table.add_row("reranker", reranker_status(settings))
+        llm = settings.llm
+        table.add_row(
+            "llm",
+            "offline extractive answerer"
+            if llm.backend == "none"
+            else f"{llm.backend}: {llm.model}",
+        )
+        for name in stores.kb_names(settings):
+            m = stores.describe_kb(settings, name)
+            table.add_row(f"kb {name}", f"{m['documents']} documents, {m['children']} vectors")
         console.print(table)

@@ -75,7 +75,7 @@ def test_upload_ingest_search_delete(client: TestClient) -> None:
     assert client.delete(f"/kb/wildlife/documents/{doc_id}").status_code == 204
     assert client.get("/kb/wildlife/documents").json() == []
     gone = client.post("/query", json={"question": "What do quokkas eat?", "kb": "wildlife"})
-    assert gone.json()["no_answer"] or not gone.json()["sources"]
+    assert gone.status_code == 404 and "not visible" in gone.json()["detail"]
 
 
 def test_other_users_documents_and_jobs_are_404(make_app: AppFactory) -> None:
@@ -132,6 +132,9 @@ def test_a_file_that_fails_to_parse_fails_the_job(make_app: AppFactory) -> None:
     job = wait_for(client, accepted["job_id"])
     assert job["status"] == "failed"
     assert job["result"]["errors"][0]["file"] == "broken.pdf"
+    # ... and leaves no empty knowledge base behind.
+    assert "notes" not in [kb["name"] for kb in client.get("/kb").json()]
+    assert "notes" not in client.get("/health").json()["knowledge_bases"]
 
 
 def test_a_job_left_unfinished_by_a_restart_is_reported_failed(
@@ -162,7 +165,12 @@ def test_a_job_left_unfinished_by_a_restart_is_reported_failed(
 
 
 def _quokka_answer(client: TestClient, kb: str) -> dict[str, Any]:
+    """The answer; a knowledge base the caller sees nothing in is refused, reported here as
+    an answer without sources."""
     r = client.post("/query", json={"question": "What do quokkas eat?", "kb": kb})
+    if r.status_code == 404:
+        assert r.json()["error"]["type"] == "knowledge_base_not_visible", r.text
+        return {"answer": r.json()["detail"], "no_answer": True, "sources": []}
     assert r.status_code == 200, r.text
     answer: dict[str, Any] = r.json()
     return answer

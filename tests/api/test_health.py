@@ -13,7 +13,7 @@ def test_health_names_components_and_knowledge_bases(client: TestClient) -> None
     r = client.get("/health")
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["degraded"] == []
+    assert body["status"] == "healthy" and body["degraded"] == []
     assert body["version"]
     comps = body["components"]
     assert set(comps) == {"store", "embedder", "reranker", "llm"}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 
@@ -57,8 +60,31 @@ def test_query_validation_errors(client: TestClient) -> None:
     assert client.post("/query", json={"question": "What?", "top_k": 0}).status_code == 422
     missing_kb = client.post("/query", json={"question": "What is bile?", "kb": "no-such-kb"})
     assert missing_kb.status_code == 404
-    assert missing_kb.json()["error"]["type"] == "knowledge_base_not_found"
+    assert missing_kb.json()["error"]["type"] == "knowledge_base_not_visible"
+    assert "not visible to this caller" in missing_kb.json()["error"]["message"]
     # a name that can never exist is the caller's mistake: 400 with the naming rule
     bad_kb = client.post("/query", json={"question": "What is bile?", "kb": "../etc"})
     assert bad_kb.status_code == 400 and bad_kb.json()["error"]["type"] == "invalid_kb_name"
     assert "letters, digits" in bad_kb.json()["error"]["message"]
+
+
+def test_another_users_knowledge_base_is_not_visible_rather_than_unanswered(
+    real_app: FastAPI,
+) -> None:
+    """Bob asking Alice's private knowledge base is told it is not visible to him, not that
+    his question is not covered; Alice gets her answer."""
+    alice, bob = TestClient(real_app), TestClient(real_app)
+    note = b"# Axolotls\n\nAxolotls regrow lost limbs, and even parts of their heart.\n"
+    r = alice.post("/kb/alice-only/documents", files={"files": ("axolotl.md", note)})
+    assert r.status_code == 202, r.text
+    deadline = time.time() + 60
+    while alice.get(f"/jobs/{r.json()['job_id']}").json()["status"] not in ("done", "failed"):
+        assert time.time() < deadline
+        time.sleep(0.05)
+    question = {"question": "What can axolotls regrow?", "kb": "alice-only"}
+    mine = alice.post("/query", json=question)
+    assert mine.status_code == 200 and mine.json()["sources"]
+    theirs = bob.post("/query", json=question)
+    assert theirs.status_code == 404
+    assert theirs.json()["error"]["type"] == "knowledge_base_not_visible"
+    assert "'alice-only' is not visible to this caller" in theirs.json()["detail"]

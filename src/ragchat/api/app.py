@@ -33,6 +33,7 @@ from ragchat.api.middleware import (
 )
 from ragchat.api.routes import (
     chat,
+    compat,
     conversations,
     documents,
     health,
@@ -216,7 +217,8 @@ def create_app(
     )
     install_error_handlers(app)
     install_docs(app)
-    for module in (health, users, chat, conversations, documents, query, openai_compat, ui):
+    routers = (health, users, chat, conversations, documents, query, compat, openai_compat, ui)
+    for module in routers:
         app.include_router(module.router)
     if Path(ui.STATIC_DIR).is_dir():
         app.mount("/static", StaticFiles(directory=ui.STATIC_DIR), name="static")

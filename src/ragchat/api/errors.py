@@ -22,6 +22,7 @@ from ragchat.errors import (
     DocumentNotFound,
     IndexStateError,
     IngestError,
+    InvalidInput,
     InvalidKnowledgeBaseName,
     KnowledgeBaseNotFound,
     LLMError,
@@ -46,6 +47,7 @@ ERROR_MAP: list[tuple[type[RagchatError], int, str]] = [
     (UnsafeInput, 400, "unsafe_input"),
     (UnsupportedFileError, 415, "unsupported_file_type"),
     (IngestError, 400, "ingest_error"),
+    (InvalidInput, 400, "invalid_input"),
     (NotFound, 404, "not_found"),
     (KnowledgeBaseNotFound, 404, "knowledge_base_not_found"),
     (DocumentNotFound, 404, "document_not_found"),
@@ -93,8 +95,10 @@ class ApiError(Exception):
 
 
 def error_body(type_: str, message: str, **extra: Any) -> dict[str, Any]:
+    """``error`` is ragchat's shape; ``detail`` repeats the message where FastAPI clients
+    (those of the systems ragchat replaces among them) look for it."""
     error = {"type": type_, "message": message, **extra, "request_id": current_request_id()}
-    return {"error": error}
+    return {"error": error, "detail": message}
 
 
 def classify(exc: RagchatError) -> tuple[int, str, str]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 MAX_MESSAGE_CHARS = 8000
+QUESTION = "The question (``query`` is accepted as its other name)."
 AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
 
 
@@ -21,6 +22,7 @@ class ErrorDetail(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorDetail
+    detail: str = Field(description="The message again, where FastAPI clients read it.")
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -71,7 +73,10 @@ class UserCreated(UserOut):
 # -- chat -------------------------------------------------------------------------------------
 class ChatRequest(BaseModel):
     session_id: str | None = Field(
-        default=None, max_length=100, description="Omit to start a new conversation."
+        default=None,
+        max_length=100,
+        description="Omit to start a new conversation; a new id (up to 36 characters) starts "
+        "that one, private to an identified caller, else an anonymous session.",
     )
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     agent: str | None = AgentName
@@ -90,6 +95,10 @@ class ChatResponse(BaseModel):
     citations: list[dict[str, Any]]
     no_answer: bool = False
     bubbles: list[str] | None = None
+    messages: list[str] = Field(
+        default_factory=list,
+        description="The reply as chat bubbles (the companion's several, else the reply).",
+    )
     metadata: dict[str, Any]
 
 
@@ -140,7 +149,9 @@ class MessageOut(BaseModel):
 
 # -- query ------------------------------------------------------------------------------------
 class QueryRequest(BaseModel):
-    question: str = Field(max_length=4000)
+    question: str = Field(
+        max_length=4000, validation_alias=AliasChoices("question", "query"), description=QUESTION
+    )
     context: str | None = Field(
         default=None, max_length=20000, description="Selected text (selected-text-only mode)."
     )

@@ -75,7 +75,7 @@ class AppState:
             chat=ChatService(settings, store, engine),
             documents=DocumentService(settings, store, access, executor),
             sessions=SessionService(store, memory, settings.memory),
-            query=QueryService(engine),
+            query=QueryService(engine, access.kb_visible),
             health=HealthService(settings, store, engine, embedder, registry),
             openai=OpenAIAdapter(engine, settings.history_turns),
         )

@@ -88,6 +88,25 @@ def load_reranker(settings: Settings) -> tuple[Reranker | None, str]:
     return reranker, f"reranker: {name}"
 
 
+def reranker_status(settings: Settings) -> str:
+    """One plain line on the reranker without loading it (for ``ragchat health`` and
+    ``kb stats``): configured and available, or why results are not reranked."""
+    name = settings.reranker.model.strip()
+    if not settings.retrieval.rerank or not name:
+        return "off: reranking is disabled in the settings"
+    if Path(name).is_dir() or settings.allow_downloads:
+        return f"{name}"
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return f"{name}"
+    return (
+        f"off: the cross-encoder {name!r} is not installed locally and downloads are "
+        "disabled, so results are not reranked (install it, or set RAGCHAT_RERANKER__MODEL to a "
+        "local folder)"
+    )
+
+
 def first_line(exc: BaseException) -> str:
     """Library errors carry multi-line hints about hubs; the first line says what failed."""
     text = str(exc).strip()

@@ -1,5 +1,8 @@
 """Chat turns: ``POST /chat`` (JSON), ``POST /chat/stream`` (SSE) and ``POST /end-session``.
-``session_id`` is a conversation id: omit it to start one."""
+``session_id`` is a conversation id: omit it to start one, or name one (a client-chosen id
+starts that conversation on first use; see ``services.sessions.session_owner``). The JSON
+reply is also what the replaced systems' clients read: ``message`` and ``agent``, the reply
+as ``messages`` (bubbles) and ``metadata.sources``."""
 
 from __future__ import annotations
 
@@ -49,6 +52,10 @@ SSE_DOC: dict[int | str, dict[str, Any]] = {
 
 def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
     result = outcome.result
+    sources = [
+        {"name": c.get("title") or c.get("source"), "content": c.get("preview")}
+        for c in outcome.citations
+    ]
     return ChatResponse(
         session_id=session_id,
         message_id=outcome.message.id,
@@ -57,7 +64,8 @@ def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
         citations=outcome.citations,
         no_answer=result.no_answer,
         bubbles=result.bubbles,
-        metadata=outcome.message.metadata,
+        messages=list(result.bubbles or ([result.reply] if result.reply else [])),
+        metadata={"sources": sources, **outcome.message.metadata},
     )
 
 
@@ -68,8 +76,13 @@ async def answer_json(
     conversation_id: str | None,
     message: str,
     agent: str | None,
+    *,
+    by_session_id: bool = False,
+    anonymous: bool = False,
 ) -> ChatResponse:
-    turn = await state.chat.prepare(user_id, conversation_id, message, agent)
+    turn = await state.chat.prepare(
+        user_id, conversation_id, message, agent, by_session_id=by_session_id, anonymous=anonymous
+    )
     outcome = await state.chat.run(turn)
     background.add_task(state.chat.auto_title, turn, outcome.result.reply)
     return chat_response(outcome, turn.conversation.id)
@@ -81,11 +94,21 @@ async def answer_stream(
     conversation_id: str | None,
     message: str,
     agent: str | None,
+    *,
+    by_session_id: bool = False,
+    anonymous: bool = False,
 ) -> EventStreamResponse:
     """Takes a stream slot first (503 when full), so a refused stream stores nothing."""
     state.streams.acquire()
     try:
-        turn = await state.chat.prepare(user_id, conversation_id, message, agent)
+        turn = await state.chat.prepare(
+            user_id,
+            conversation_id,
+            message,
+            agent,
+            by_session_id=by_session_id,
+            anonymous=anonymous,
+        )
     except BaseException:
         state.streams.release()
         raise
@@ -112,10 +135,19 @@ async def answer_stream(
 async def chat(
     body: ChatRequest, me: LimitedUser, state: State, background: BackgroundTasks
 ) -> ChatResponse:
-    """Creates the conversation when ``session_id`` is omitted; the agent chosen on the first
-    message stays assigned (session-sticky) unless the topic clearly changes."""
+    """Creates the conversation when ``session_id`` is omitted or new (a caller without a
+    key or cookie starts an anonymous session, which continues by its id alone); any other
+    conversation opens for its owner only. The agent chosen on the
+    first message stays assigned (session-sticky) unless the topic clearly changes."""
     return await answer_json(
-        state, background, me.user_id, body.session_id, body.message, body.agent
+        state,
+        background,
+        me.user_id,
+        body.session_id,
+        body.message,
+        body.agent,
+        by_session_id=True,
+        anonymous=me.via == "new",
     )
 
 
@@ -126,7 +158,15 @@ async def chat(
     summary="One chat turn, streamed as Server-Sent Events",
 )
 async def chat_stream(body: ChatRequest, me: LimitedUser, state: State) -> EventStreamResponse:
-    return await answer_stream(state, me.user_id, body.session_id, body.message, body.agent)
+    return await answer_stream(
+        state,
+        me.user_id,
+        body.session_id,
+        body.message,
+        body.agent,
+        by_session_id=True,
+        anonymous=me.via == "new",
+    )
 
 
 @router.post(
@@ -141,5 +181,5 @@ async def end_session(
     """Closes the conversation; its user messages are then indexed into the user's long-term
     memory in the background (what the companion's memory tool searches)."""
     conv = await run_sync(state.sessions.end, me.user_id, body.session_id)
-    background.add_task(run_sync, state.sessions.index_conversation, me.user_id, conv.id)
+    background.add_task(run_sync, state.sessions.index_conversation, conv.user_id, conv.id)
     return EndSessionResponse(session_id=conv.id, status=conv.status)

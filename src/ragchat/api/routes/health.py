@@ -14,6 +14,7 @@ router = APIRouter(tags=["health"])
 
 @router.get("/health", summary="Status of the server and its components")
 async def health(state: State) -> dict[str, Any]:
-    """Always 200 while the process serves: ``status`` says "ok" or "degraded" and
-    ``degraded`` names the failing parts (store, embedder, llm, kb:<name>)."""
+    """Always 200 while the process serves: ``status`` says "healthy" or "degraded",
+    ``degraded`` names the failing parts (store, embedder, llm, kb:<name>) and ``vectors``
+    counts the searchable vectors over all knowledge bases."""
     return await run_sync(state.health.report)

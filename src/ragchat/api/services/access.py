@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import WritableKB
 from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.kb import validate_name
 from ragchat.settings import Settings
 from ragchat.types import DocumentLabel
 
@@ -139,6 +141,16 @@ class DocumentAccess:
         """Shared documents and the caller's own uploads."""
         return [v for v in self.views(kb) if v.visible_to(user_id)]
 
+    def kb_visible(self, user_id: str, kb: str) -> bool:
+        """Whether ``kb`` exists and holds a document ``user_id`` may see (else asking it
+        would only ever say "not found" without saying why)."""
+        if validate_name(kb) not in self.registry.names():
+            return False
+        try:
+            return bool(self.visible(user_id, kb))
+        except KnowledgeBaseNotFound:
+            return False
+
     def _others_uploaded(self, kb: str, user_id: str) -> bool:
         """Whether anyone but ``user_id`` has an upload folder in ``kb`` (a directory listing:
         the usual single-user case answers without reading the knowledge base)."""
@@ -158,7 +170,7 @@ class DocumentAccess:
                 found[view.row.doc_id] = label
         return found
 
-    def hidden(self, kb: str, user_id: str, base: KnowledgeBase | None = None) -> Sequence[str]:
+    def hidden(self, kb: str, user_id: str, base: WritableKB | None = None) -> Sequence[str]:
         """Document ids of ``kb`` (of ``base``, the state being searched, when given) that
         ``user_id`` may not see: other people's uploads.
 

@@ -27,6 +27,7 @@ from ragchat.types import Citation
 
 from ._sync import run_sync
 from .engine_loop import Engine
+from .sessions import session_owner
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +78,20 @@ class ChatService:
         return text
 
     def _prepare(
-        self, user_id: str, conversation_id: str | None, message: str, agent: str | None
+        self,
+        user_id: str,
+        conversation_id: str | None,
+        message: str,
+        agent: str | None,
+        by_session_id: bool,
+        anonymous: bool,
     ) -> PreparedTurn:
         text = self.check(message, agent)
         if conversation_id is None:
             conv = self.store.create_conversation(user_id)
         else:
+            if by_session_id:  # the turn runs as the conversation's owner
+                user_id = session_owner(self.store, user_id, conversation_id, anonymous=anonymous)
             conv = self.store.get_conversation(user_id, conversation_id)
         history = self.store.recent_history(conv.id, self.settings.history_turns)
         user_message = self.store.add_user_message(conv.id, text)
@@ -103,9 +112,21 @@ class ChatService:
         )
 
     async def prepare(
-        self, user_id: str, conversation_id: str | None, message: str, agent: str | None
+        self,
+        user_id: str,
+        conversation_id: str | None,
+        message: str,
+        agent: str | None,
+        *,
+        by_session_id: bool = False,
+        anonymous: bool = False,
     ) -> PreparedTurn:
-        return await run_sync(self._prepare, user_id, conversation_id, message, agent)
+        """``by_session_id``: the rules of ``sessions.session_owner`` (an unknown id starts
+        that conversation, ``anonymous`` for a caller without identity; an anonymous session
+        opens by its id); otherwise the caller's own conversation or 404."""
+        return await run_sync(
+            self._prepare, user_id, conversation_id, message, agent, by_session_id, anonymous
+        )
 
     # -- finishing a turn ----------------------------------------------------------------------
     def _store_reply(

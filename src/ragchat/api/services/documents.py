@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
-from ragchat.index.chunkstore import ChunkStore
+from ragchat.index.base import Catalogue
 from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
 from ragchat.index.kb import validate_name
 from ragchat.ingest.chunking import Chunker
@@ -241,7 +241,7 @@ class _JobProgress:
         self.store.update_job(self.job_id, **kwargs)
 
 
-def _docs_of_bytes(store: ChunkStore, key: str) -> list[str]:
+def _docs_of_bytes(store: Catalogue, key: str) -> list[str]:
     """The documents a file's bytes hold, whoever's copy they were first ingested from."""
     sha = store.file_sha(key)
     paths = store.paths_with_sha(sha) if sha is not None else [key]

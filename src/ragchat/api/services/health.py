@@ -1,5 +1,9 @@
 """``GET /health``: is each part working, and how big is each knowledge base.
 
+``status`` is "healthy" or "degraded": "healthy" is the word the replaced systems' clients
+and load-balancer checks compare against (ragchat's own page reads it too); ``vectors`` is the
+total vector count over the knowledge bases (the companion's clients show it).
+
 Overall "degraded" when the store, the embedder, the language model backend (when one is
 configured) or a configured knowledge base fails. A missing reranker is reported ("no reranker:
 <reason>") but does not degrade: retrieval runs without it, which is the offline default."""
@@ -60,9 +64,11 @@ class HealthService:
         }
         kbs, kb_problems = self.knowledge_bases()
         degraded = [n for n, c in components.items() if c.status == "degraded"] + kb_problems
+        vectors = sum(int(kb.get("vectors") or 0) for kb in kbs.values())
         return {
-            "status": "degraded" if degraded else "ok",
+            "status": "degraded" if degraded else "healthy",
             "version": __version__,
+            "vectors": vectors,
             "degraded": degraded,
             "components": {
                 name: {"status": c.status, "detail": c.detail, **c.extra}

@@ -94,6 +94,12 @@ class KnowledgeBaseRegistry:
             return kb.child_count() if kb is not None else None
 
     # -- writing -----------------------------------------------------------------------------
+    def _delete(self, name: str) -> None:
+        if self.settings is None:
+            KnowledgeBase.delete(self.root, name)
+        else:
+            stores.delete_kb(self.settings, name)
+
     def _writer_lock(self, name: str) -> threading.Lock:
         with self._lock:
             return self._writers.setdefault(name, threading.Lock())
@@ -101,14 +107,23 @@ class KnowledgeBaseRegistry:
     @contextmanager
     def writing(self, name: str, *, create: bool = False) -> Iterator[WritableKB]:
         """A private instance to modify (one writer per KB at a time); it becomes the live one
-        when the block exits without error, and is discarded otherwise."""
+        when the block exits without error, and is discarded otherwise. A knowledge base
+        created here that ends the block without a document is deleted again."""
         with self._writer_lock(name):
+            created = create and name not in self.names()
             kb = self._open(name, create=create)
             try:
                 yield kb
             except BaseException:
                 kb.close()
+                if created:  # a failed first ingest leaves no empty knowledge base behind
+                    self._delete(name)
                 raise
+            if created and kb.child_count() == 0:
+                kb.close()
+                self._delete(name)
+                log.info("knowledge base %s not created: nothing was ingested into it", name)
+                return
             with self._lock:
                 old = self._live.get(name)
                 self._live[name] = kb

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError
 from ragchat.types import Citation
 
+from ._sync import run_sync
 from .chat import public_citation
 from .engine_loop import Engine
 
@@ -76,9 +78,13 @@ def source_of(citation: Citation) -> dict[str, Any]:
     }
 
 
+KBVisible = Callable[[str, str], bool]  # (user id, knowledge base) → may this user search it
+
+
 class QueryService:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, kb_visible: KBVisible | None = None) -> None:
         self.engine = engine
+        self.kb_visible = kb_visible
 
     async def ask(
         self,
@@ -101,6 +107,14 @@ class QueryService:
         if use_context_only and not (context and context.strip()):
             raise ApiError(
                 400, "missing_context", "use_context_only needs the selected text in 'context'."
+            )
+        visible = self.kb_visible
+        if kb is not None and visible is not None and not await run_sync(visible, user_id, kb):
+            raise ApiError(
+                404,
+                "knowledge_base_not_visible",
+                f"The knowledge base {kb!r} is not visible to this caller: it does not "
+                "exist or holds no document you may see.",
             )
         mode = mode_for(context, use_context_only, chapter)
         agent = pick_agent(self.engine.agents, kb, needs_modes=mode != "book-wide")

@@ -334,9 +334,11 @@ async function loadHealth() {
     els.health.textContent = "Server unreachable";
     return;
   }
-  els.health.dataset.status = health.status;
+  // "healthy" since the replaced systems' clients share /health; older servers said "ok".
+  const healthy = health.status === "healthy" || health.status === "ok";
+  els.health.dataset.status = healthy ? "ok" : health.status;
   els.health.textContent =
-    health.status === "ok" ? "All systems ok" : `Degraded: ${(health.degraded || []).join(", ")}`;
+    healthy ? "All systems ok" : `Degraded: ${(health.degraded || []).join(", ")}`;
   els.health.title = `ragchat ${health.version || ""}`.trim();
   const keep = els.agent.value;
   clear(els.agent).append(h("option", { value: "", text: "Auto (best agent)" }));

@@ -1,0 +1,110 @@
+"""000, the multi-agent medical chatbot: ``POST /chat {session_id, message}`` →
+``{session_id, message, agent, metadata}`` with a session id the client makes up, and
+``GET /health`` → ``{status: "healthy", version}``. Its client keeps no cookie."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+
+from .conftest import signed_in
+
+
+def new_session() -> str:
+    return f"user_{uuid.uuid4().hex[:12]}"
+
+
+def test_health_says_healthy_with_a_version(cookieless: httpx.Client) -> None:
+    r = cookieless.get("/health")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "healthy" and isinstance(body["version"], str)
+
+
+def test_a_client_chosen_session_starts_on_first_use_and_continues_by_id(
+    cookieless: httpx.Client,
+) -> None:
+    session = new_session()
+    r = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What are the side effects of ibuprofen?"}
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["session_id"] == session
+    assert isinstance(body["message"], str) and body["message"]
+    assert body["agent"] == "medical"
+    assert isinstance(body["metadata"], dict)
+    assert body["metadata"]["sources"] and {"name", "content"} <= set(
+        body["metadata"]["sources"][0]
+    )
+
+    # Another request, no cookie: the same conversation, the agent stays assigned.
+    follow = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What is the maximum dose?"}
+    )
+    assert follow.status_code == 200, follow.text
+    assert follow.json()["session_id"] == session
+    assert follow.json()["agent"] == "medical"
+    assert follow.json()["metadata"]["routing"]["router"] == "sticky"
+
+
+def test_sessions_are_separate_by_id(cookieless: httpx.Client) -> None:
+    a, b = new_session(), new_session()
+    cookieless.post("/chat", json={"session_id": a, "message": "What is ibuprofen for?"})
+    r = cookieless.post("/chat", json={"session_id": b, "message": "What is the maximum dose?"})
+    assert r.status_code == 200
+    assert r.json()["metadata"]["routing"]["router"] != "sticky"  # b has no history
+
+
+def test_request_validation(cookieless: httpx.Client) -> None:
+    assert cookieless.post("/chat", json={"session_id": new_session()}).status_code == 422
+    assert (
+        cookieless.post("/chat", json={"session_id": new_session(), "message": ""}).status_code
+        == 422
+    )
+    too_long = "x" * 37  # longer than a stored id can be
+    r = cookieless.post("/chat", json={"session_id": too_long, "message": "hello"})
+    assert r.status_code == 400 and "session_id" in r.json()["detail"]
+
+
+def test_a_signed_in_users_session_id_never_opens_for_anyone_else(
+    cookieless: httpx.Client,
+) -> None:
+    alice, bob = signed_in(cookieless, "alice"), signed_in(cookieless, "bob")
+    session = new_session()
+    r = cookieless.post(
+        "/chat",
+        json={"session_id": session, "message": "What are the side effects of ibuprofen?"},
+        headers=alice,
+    )
+    assert r.status_code == 200, r.text
+    for stranger in (bob, {}):  # another user, then no identity at all
+        r = cookieless.post(
+            "/chat", json={"session_id": session, "message": "What did I ask?"}, headers=stranger
+        )
+        assert r.status_code == 404, r.text
+        assert (
+            cookieless.post(
+                "/end-session", json={"session_id": session}, headers=stranger
+            ).status_code
+            == 404
+        )
+    mine = cookieless.get(f"/conversations/{session}/messages", headers=alice).json()
+    assert [m["role"] for m in mine] == ["user", "assistant"]  # nothing added by the others
+    again = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What is the maximum dose?"}, headers=alice
+    )
+    assert again.status_code == 200 and again.json()["session_id"] == session
+
+
+def test_a_browser_users_conversation_does_not_open_by_id_alone(
+    cookieless: httpx.Client, browser: httpx.Client
+) -> None:
+    """Anonymous sessions are the ones started without identity; a cookie identity's
+    conversation (ragchat's page) stays its own even though that user has no name."""
+    mine = browser.post("/chat", json={"message": "What are the side effects of ibuprofen?"})
+    session = mine.json()["session_id"]
+    r = cookieless.post("/chat", json={"session_id": session, "message": "What did they ask?"})
+    assert r.status_code == 404
+    assert len(browser.get(f"/conversations/{session}/messages").json()) == 2
