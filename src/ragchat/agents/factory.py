@@ -17,15 +17,18 @@ from ragchat.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def default_safety(embedder: Embedder) -> Any | None:
-    """The offline classifier (phrase rules + exemplar similarity), so messages are always
+def default_safety(
+    settings: Settings, embedder: Embedder, chat_model: ChatModel | None = None
+) -> Any | None:
+    """``ragchat.safety.build_safety``: the offline classifier, and with a moderation model
+    configured Llama Guard as well (the stricter verdict wins), so messages are always
     classified unless the caller passes its own guard."""
     try:
-        from ragchat.safety.offline import OfflineSafetyClassifier
+        from ragchat.safety.factory import build_safety
     except ImportError:  # pragma: no cover - the safety package is part of ragchat
         log.warning("no safety classifier available: messages are not classified")
         return None
-    return OfflineSafetyClassifier(embedder)
+    return build_safety(settings, embedder, chat_model)
 
 
 def build_engine(
@@ -45,7 +48,7 @@ def build_engine(
 
         embedder = services.embedder(settings)
     if safety is None:
-        safety = default_safety(embedder)
+        safety = default_safety(settings, embedder, chat_model)
     deps = AgentDeps(
         settings=settings,
         app_config=app_config,
