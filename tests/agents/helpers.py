@@ -93,6 +93,7 @@ class Chat:
             HistoryMessage("assistant", result.reply, agent=result.agent),
         ]
         self.conversation.assigned_agent = result.metadata["assigned_agent"]
+        self.conversation.crisis = bool(result.metadata.get("conversation_crisis"))
         return result
 
 

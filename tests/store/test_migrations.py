@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Column, Connection, Integer, MetaData, Table, inspect, select
+from sqlalchemy import Column, Connection, Integer, MetaData, Table, inspect, select, text
 
 from ragchat.errors import ConfigError, StoreUnavailable
 from ragchat.settings import Settings
@@ -20,27 +20,44 @@ from ragchat.store.migrations import (
     schema_migrations,
 )
 
+KNOWN = [m.version for m in MIGRATIONS]
+NEXT = KNOWN[-1] + 1
+
 
 def test_migrations_are_recorded_and_run_once(store: SqlStore, settings: Settings) -> None:
-    assert applied_versions(store.engine) == [1]
+    assert applied_versions(store.engine) == KNOWN
     assert migrate(store.engine) == []
     calls: list[int] = []
 
-    def v2(conn: Connection) -> None:
-        calls.append(2)
+    def extra(conn: Connection) -> None:
+        calls.append(NEXT)
         Table("extra", MetaData(), Column("id", Integer, primary_key=True)).create(conn)
 
-    with_v2 = (*MIGRATIONS, Migration(2, "add extra", v2))
-    assert migrate(store.engine, with_v2) == [2]
-    assert migrate(store.engine, with_v2) == []
-    build_store(settings, migrations=with_v2).close()
-    assert calls == [2]
+    with_next = (*MIGRATIONS, Migration(NEXT, "add extra", extra))
+    assert migrate(store.engine, with_next) == [NEXT]
+    assert migrate(store.engine, with_next) == []
+    build_store(settings, migrations=with_next).close()
+    assert calls == [NEXT]
     assert "extra" in inspect(store.engine).get_table_names()
     with store.engine.connect() as conn:
         rows = conn.execute(select(schema_migrations).order_by(schema_migrations.c.version))
-        assert [(r.version, r.name) for r in rows] == [(1, "initial schema"), (2, "add extra")]
+        recorded = [(r.version, r.name) for r in rows]
+    assert recorded[0] == (1, "initial schema") and recorded[-1] == (NEXT, "add extra")
     with pytest.raises(ConfigError, match="newer"):
-        migrate(store.engine)  # this code knows v1 only
+        migrate(store.engine)  # this code does not know the extra version
+
+
+def test_v2_adds_the_crisis_flag_to_a_v1_database(store: SqlStore) -> None:
+    """A database created before v2 (no ``crisis_at``) gets the column, keeping its rows."""
+    store.ensure_user("alice")
+    conv = store.create_conversation("alice", "old")
+    with store.engine.begin() as conn:
+        conn.execute(text("ALTER TABLE conversations DROP COLUMN crisis_at"))
+        conn.execute(schema_migrations.delete().where(schema_migrations.c.version >= 2))
+    assert applied_versions(store.engine) == [1]
+    assert migrate(store.engine) == KNOWN[1:]
+    assert store.get_conversation("alice", conv.id).title == "old"
+    assert store.flag_crisis("alice", conv.id).crisis
 
 
 def test_a_failing_migration_leaves_nothing_behind(store: SqlStore) -> None:
@@ -49,8 +66,8 @@ def test_a_failing_migration_leaves_nothing_behind(store: SqlStore) -> None:
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        migrate(store.engine, (*MIGRATIONS, Migration(2, "broken", broken)))
-    assert applied_versions(store.engine) == [1]
+        migrate(store.engine, (*MIGRATIONS, Migration(NEXT, "broken", broken)))
+    assert applied_versions(store.engine) == KNOWN
     assert "half" not in inspect(store.engine).get_table_names()
 
 

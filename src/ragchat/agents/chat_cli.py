@@ -99,6 +99,7 @@ async def _session(
         )
         del conversation.history[: max(0, len(conversation.history) - keep)]
         conversation.assigned_agent = result.metadata.get("assigned_agent")
+        conversation.crisis = bool(result.metadata.get("conversation_crisis"))
         conversation.user_profile = result.metadata.get("user_profile", conversation.user_profile)
 
 

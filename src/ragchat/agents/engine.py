@@ -88,6 +88,7 @@ class ChatEngine:
             "user_profile": dict(conversation.user_profile),
             "options": opts.to_dict(),
             "assigned_agent": conversation.assigned_agent,
+            "crisis_flagged": conversation.crisis,
         }
 
     def _result(self, out: dict[str, Any], start: float) -> TurnResult:

@@ -105,6 +105,9 @@ class ConversationState:
     assigned_agent: str | None = None
     history: list[HistoryMessage] = field(default_factory=list)  # recent messages, oldest first
     user_profile: dict[str, Any] = field(default_factory=dict)
+    # Self-harm intent was seen earlier in this conversation (the store's crisis flag); the
+    # engine reports ``metadata["conversation_crisis"]`` for the caller to persist.
+    crisis: bool = False
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,10 @@ class ConversationOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     last_activity_at: datetime
+    crisis: bool = Field(
+        default=False,
+        description="Self-harm intent was seen in this conversation: show crisis resources.",
+    )
 
     @classmethod
     def of(cls, c: ConversationRow) -> ConversationOut:
@@ -144,6 +148,7 @@ class ConversationOut(BaseModel):
             created_at=c.created_at,
             updated_at=c.updated_at,
             last_activity_at=c.last_activity_at,
+            crisis=c.crisis,
         )
 
 

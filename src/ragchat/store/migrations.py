@@ -5,16 +5,30 @@ version order, all in one transaction (serialised across processes: an advisory 
 Postgres, ``BEGIN IMMEDIATE`` on SQLite), so running it at every startup is idempotent.
 
 To change the schema, append a ``Migration`` with the next version whose ``apply`` issues the
-DDL through SQLAlchemy constructs (portable). v1 creates the tables from ``models.py``: before a
-later migration alters a table, freeze v1 by copying those tables into a v1-only ``MetaData``."""
+DDL through SQLAlchemy constructs (portable). v1 creates the tables from ``models.py``, so on a
+fresh database it already has every later column: a migration that adds a column checks for it
+first (``_add_column``)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Column, Connection, Engine, Integer, MetaData, String, Table, select, text
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.types import TypeEngine
 
 from ragchat.errors import ConfigError
 from ragchat.store._core import utcnow
@@ -45,7 +59,25 @@ def _v1_initial(conn: Connection) -> None:
     Base.metadata.create_all(conn)
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _v1_initial),)
+def _add_column(conn: Connection, table: str, column: str, type_: TypeEngine[Any]) -> None:
+    """``ALTER TABLE … ADD COLUMN`` (nullable), unless v1 already created it."""
+    if column in {c["name"] for c in inspect(conn).get_columns(table)}:
+        return
+    preparer = conn.dialect.identifier_preparer
+    sql_type = type_.compile(dialect=conn.dialect)
+    conn.execute(
+        text(f"ALTER TABLE {preparer.quote(table)} ADD COLUMN {preparer.quote(column)} {sql_type}")
+    )
+
+
+def _v2_conversation_crisis(conn: Connection) -> None:
+    _add_column(conn, "conversations", "crisis_at", UTCDateTime())
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", _v1_initial),
+    Migration(2, "conversations.crisis_at", _v2_conversation_crisis),
+)
 
 
 def migrate(engine: Engine, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:

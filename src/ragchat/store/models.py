@@ -100,6 +100,8 @@ class ConversationRecord(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_activity_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When the safety stage first saw self-harm intent here (schema v2); None: never.
+    crisis_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class MessageRecord(Base):

@@ -46,6 +46,12 @@ class ConversationRow:
     updated_at: datetime
     last_activity_at: datetime
     expires_at: datetime | None
+    # When self-harm intent was first seen in the conversation (it stays flagged).
+    crisis_at: datetime | None = None
+
+    @property
+    def crisis(self) -> bool:
+        return self.crisis_at is not None
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 updated_at=now,
                 last_activity_at=now,
                 expires_at=None,
+                crisis_at=None,
             )
             s.add(record)
             return _conversation(record)
@@ -182,6 +183,13 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         with self._tx() as s:
             record = _owned(s, user_id, conversation_id)
             record.assigned_agent, record.updated_at = agent, self._now()
+            return _conversation(record)
+
+    def flag_crisis(self, user_id: str, conversation_id: str) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            if record.crisis_at is None:
+                record.crisis_at = record.updated_at = self._now()
             return _conversation(record)
 
     def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:
@@ -247,4 +255,5 @@ def _conversation(r: ConversationRecord) -> ConversationRow:
         updated_at=r.updated_at,
         last_activity_at=r.last_activity_at,
         expires_at=r.expires_at,
+        crisis_at=r.crisis_at,
     )

@@ -37,6 +37,7 @@ from ragchat.agents.supervisor.state import (
 from ragchat.agents.types import HistoryMessage
 from ragchat.errors import LLMError, LLMOutputError
 from ragchat.llm.base import Message
+from ragchat.safety.crisis import after_crisis, turn_is_crisis
 
 log = logging.getLogger(__name__)
 CRISIS_CATEGORY = "self_harm"
@@ -60,6 +61,7 @@ class SupervisorNodes:
             return {"metadata": {"safety": {"checked": False}}}
         history = [(m.role, m.content) for m in state.history if m.role in ("user", "assistant")]
         verdict = await guard.classify(state.message, history)
+        verdict = after_crisis(verdict, state.message, state.crisis_flagged)
         category = getattr(verdict, "category", None)
         crisis = category == CRISIS_CATEGORY
         blocked = not verdict.safe or crisis
@@ -233,4 +235,11 @@ class SupervisorNodes:
             assigned = None
         else:
             assigned = agent
-        return {"metadata": {"routing": state.routing, "assigned_agent": assigned}}
+        crisis = state.crisis_flagged or turn_is_crisis(state.metadata)
+        return {
+            "metadata": {
+                "routing": state.routing,
+                "assigned_agent": assigned,
+                "conversation_crisis": crisis,
+            }
+        }

@@ -22,6 +22,7 @@ class SupervisorState:
     user_profile: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     assigned_agent: str | None = None  # persisted by the caller between turns
+    crisis_flagged: bool = False  # ConversationState.crisis
     # safety
     blocked: bool = False
     refusal: str = ""

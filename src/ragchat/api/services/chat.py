@@ -90,6 +90,7 @@ class ChatService:
             assigned_agent=conv.assigned_agent,
             history=history,
             user_profile=profile,
+            crisis=conv.crisis,
         )
         return PreparedTurn(
             user_id=user_id,
@@ -135,6 +136,8 @@ class ChatService:
         assigned = result.metadata.get("assigned_agent", turn.conversation.assigned_agent)
         if assigned != turn.conversation.assigned_agent:
             self.store.set_assigned_agent(turn.user_id, turn.conversation.id, assigned)
+        if result.metadata.get("conversation_crisis") and not turn.conversation.crisis:
+            self.store.flag_crisis(turn.user_id, turn.conversation.id)
         return TurnOutcome(result, row, citations)
 
     def _store_failure(self, turn: PreparedTurn, message_id: str | None, error: str) -> None:
