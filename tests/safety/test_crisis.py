@@ -1,12 +1,11 @@
-"""The conversation-level crisis flag: medication follow-ups in a flagged conversation, and
-reading a finished turn's metadata."""
+"""The conversation-level crisis flag: medication follow-ups in a flagged conversation."""
 
 from __future__ import annotations
 
 import pytest
 
 from ragchat.safety.base import SafetyVerdict
-from ragchat.safety.crisis import after_crisis, medication_follow_up, turn_is_crisis
+from ragchat.safety.crisis import after_crisis, medication_follow_up
 
 SAFE = SafetyVerdict.allow("offline: nothing")
 
@@ -34,11 +33,3 @@ def test_after_crisis_blocks_only_flagged_medication_follow_ups() -> None:
     assert after_crisis(SAFE, "what helps with hay fever?", flagged=True) is SAFE
     injection = SafetyVerdict.block("prompt_injection")
     assert after_crisis(injection, text, flagged=True) is injection  # already refused
-
-
-def test_turn_is_crisis_reads_the_safety_stage_and_the_support_agent() -> None:
-    assert turn_is_crisis({"safety": {"crisis": True}})
-    assert turn_is_crisis({"crisis": True, "safety": {"crisis": False}})
-    assert not turn_is_crisis({"safety": {"crisis": False}})
-    assert not turn_is_crisis({"safety": {"checked": False}})
-    assert not turn_is_crisis({})

@@ -1,17 +1,16 @@
 """A conversation where self-harm intent was seen stays flagged (``ConversationRow.crisis``).
 
-Two small rules read the flag, so every agent and every client treats such a conversation
+Two small rules keep and read the flag, so every agent and every client treats such a conversation
 the same way:
 
 - ``after_crisis``: in a flagged conversation, a follow-up about medicine quantities ("how many
   ibuprofen can I take?") gets the crisis reply too, however long ago the crisis turn was;
   an ordinary question ("can I take ibuprofen for a headache?") is answered.
-- ``turn_is_crisis``: whether a finished turn's metadata reports a crisis, from the safety
-  stage (``safety.crisis``) or from an agent's own check (the support agent's ``crisis``)."""
+- the supervisor's ``finalize`` reports the flag (``TurnMetadata.conversation_crisis``) from
+  the safety stage or an agent's own check (the support agent's), for the caller to persist."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -41,10 +40,3 @@ def after_crisis(verdict: Any, text: str, flagged: bool) -> Any:
     return SafetyVerdict.block(
         CRISIS_CATEGORY, reason="medication follow-up in a conversation flagged for crisis"
     )
-
-
-def turn_is_crisis(metadata: Mapping[str, Any]) -> bool:
-    safety = metadata.get("safety")
-    if isinstance(safety, Mapping) and safety.get("crisis") is True:
-        return True
-    return metadata.get("crisis") is True

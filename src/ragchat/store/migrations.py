@@ -4,17 +4,16 @@
 version order, all in one transaction (serialised across processes: an advisory lock on
 Postgres, ``BEGIN IMMEDIATE`` on SQLite), so running it at every startup is idempotent.
 
-To change the schema, append a ``Migration`` with the next version whose ``apply`` issues the
-DDL through SQLAlchemy constructs (portable). v1 creates the tables from ``models.py``, so on a
-fresh database it already has every later column: a migration that adds a column checks for it
-first (``_add_column``)."""
+To change the schema, change ``models.py`` and append a ``Migration`` with the next version whose
+``apply`` issues that change (portable DDL: SQLAlchemy constructs, or one statement per dialect).
+Migrations are history and are never edited: v1 is the frozen schema of ``schema_v1.py``, not
+``models.py`` (tests/store/test_migrations.py checks that replaying them all gives models.py)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import (
     Column,
@@ -24,16 +23,18 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    inspect,
+    Text,
+    cast,
     select,
     text,
+    update,
 )
-from sqlalchemy.types import TypeEngine
 
 from ragchat.errors import ConfigError
 from ragchat.store._core import utcnow
-from ragchat.store.engine import translate_errors, write_engine
-from ragchat.store.models import Base, UTCDateTime
+from ragchat.store.database import translate_errors, write_engine
+from ragchat.store.models import JsonType, UTCDateTime
+from ragchat.store.schema_v1 import create_v1
 
 log = logging.getLogger(__name__)
 
@@ -55,28 +56,54 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
-def _v1_initial(conn: Connection) -> None:
-    Base.metadata.create_all(conn)
-
-
-def _add_column(conn: Connection, table: str, column: str, type_: TypeEngine[Any]) -> None:
-    """``ALTER TABLE … ADD COLUMN`` (nullable), unless v1 already created it."""
-    if column in {c["name"] for c in inspect(conn).get_columns(table)}:
-        return
-    preparer = conn.dialect.identifier_preparer
-    sql_type = type_.compile(dialect=conn.dialect)
-    conn.execute(
-        text(f"ALTER TABLE {preparer.quote(table)} ADD COLUMN {preparer.quote(column)} {sql_type}")
+def _v2_conversation_profile(conn: Connection) -> None:
+    """``conversations.user_profile``, filled from where it used to live: the metadata of the
+    conversation's latest assistant message that carried one."""
+    column_type = JsonType.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE conversations ADD COLUMN user_profile {column_type}"))
+    meta = MetaData()
+    messages = Table(
+        "messages",
+        meta,
+        Column("conversation_id", String(36)),
+        Column("seq", Integer),
+        Column("role", String(16)),
+        Column("metadata", JsonType),
     )
+    conversations = Table(
+        "conversations", meta, Column("id", String(36)), Column("user_profile", JsonType)
+    )
+    query = (
+        select(messages.c.conversation_id, messages.c.metadata)
+        .where(
+            messages.c.role == "assistant",
+            cast(messages.c.metadata, Text).like('%"user_profile"%'),
+        )
+        .order_by(messages.c.conversation_id, messages.c.seq)
+    )
+    latest: dict[str, dict[str, object]] = {}
+    for conversation_id, metadata in conn.execute(query):
+        profile = metadata.get("user_profile") if isinstance(metadata, dict) else None
+        if isinstance(profile, dict):
+            latest[conversation_id] = profile
+    for conversation_id, profile in latest.items():
+        conn.execute(
+            update(conversations)
+            .where(conversations.c.id == conversation_id)
+            .values(user_profile=profile)
+        )
 
 
-def _v2_conversation_crisis(conn: Connection) -> None:
-    _add_column(conn, "conversations", "crisis_at", UTCDateTime())
+def _v3_conversation_crisis(conn: Connection) -> None:
+    """``conversations.crisis_at``: when self-harm intent was first seen (None: never)."""
+    column_type = UTCDateTime().compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE conversations ADD COLUMN crisis_at {column_type}"))
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "initial schema", _v1_initial),
-    Migration(2, "conversations.crisis_at", _v2_conversation_crisis),
+    Migration(1, "initial schema", create_v1),
+    Migration(2, "conversation user profile", _v2_conversation_profile),
+    Migration(3, "conversation crisis flag", _v3_conversation_crisis),
 )
 
 

@@ -43,9 +43,9 @@ def test_every_agent_gets_the_same_crisis_reply(
     chat.conversation.assigned_agent = agent
     result = run(chat.say(OVERDOSE, agent=agent))
     assert result.agent == "safety" and not result.citations
-    assert result.metadata["safety"]["crisis"] is True
-    assert result.metadata["conversation_crisis"] is True
-    assert result.metadata["assigned_agent"] == agent  # the conversation keeps its agent
+    assert result.metadata.safety.crisis is True
+    assert result.metadata.conversation_crisis is True
+    assert result.metadata.assigned_agent == agent  # the conversation keeps its agent
     _crisis_reply(result.reply)
     assert model.requests == []
 
@@ -57,7 +57,7 @@ def test_intent_spread_over_two_messages(
     first = run(chat.say("I'm done with all this"))
     assert first.agent != "safety"
     second = run(chat.say("how long does a tylenol overdose take"))
-    assert second.agent == "safety" and second.metadata["safety"]["crisis"] is True
+    assert second.agent == "safety" and second.metadata.safety.crisis is True
     _crisis_reply(second.reply)
 
 
@@ -67,8 +67,8 @@ def test_the_same_question_without_that_context_is_answered(
     chat = Chat(make_engine(safety=offline))
     result = run(chat.say("What is the maximum safe dose of acetaminophen?"))
     assert result.agent == "medical" and result.citations
-    assert result.metadata["safety"]["crisis"] is False
-    assert result.metadata["conversation_crisis"] is False
+    assert result.metadata.safety.crisis is False
+    assert result.metadata.conversation_crisis is False
 
 
 def test_a_flagged_conversation_reads_later_dose_questions_as_crisis(
@@ -78,10 +78,10 @@ def test_a_flagged_conversation_reads_later_dose_questions_as_crisis(
     chat = Chat(make_engine(safety=FakeSafety()))  # lets everything through
     chat.conversation.crisis = True
     dose = run(chat.say("how many ibuprofen can I take at once?", agent="medical"))
-    assert dose.agent == "safety" and dose.metadata["safety"]["crisis"] is True
+    assert dose.agent == "safety" and dose.metadata.safety.crisis is True
     _crisis_reply(dose.reply)
     plain = run(chat.say("What are the side effects of ibuprofen?", agent="medical"))
-    assert plain.agent == "medical" and plain.metadata["conversation_crisis"] is True
+    assert plain.agent == "medical" and plain.metadata.conversation_crisis is True
 
 
 def test_the_support_agents_own_crisis_check_flags_the_conversation(
@@ -91,8 +91,8 @@ def test_the_support_agents_own_crisis_check_flags_the_conversation(
     answers with the resources, and the conversation is flagged all the same."""
     chat = Chat(make_engine(safety=FakeSafety()))
     result = run(chat.say("I want to kill myself", agent="support"))
-    assert result.agent == "support" and result.metadata["crisis"] is True
-    assert result.metadata["conversation_crisis"] is True and chat.conversation.crisis
+    assert result.agent == "support" and result.metadata.to_json()["crisis"] is True
+    assert result.metadata.conversation_crisis is True and chat.conversation.crisis
     _crisis_reply(result.reply)
 
 
@@ -108,6 +108,6 @@ def test_llama_guard_and_the_offline_classifier_both_judge(
     safety = build_safety(guarded, embedder, model)
     chat = Chat(make_engine(safety=safety, chat_model=model))
     result = run(chat.say(OVERDOSE))
-    assert result.agent == "safety" and result.metadata["safety"]["crisis"] is True
+    assert result.agent == "safety" and result.metadata.safety.crisis is True
     assert "Task: Check if there is unsafe content" in model.requests[0][0][0].content
     assert model.remaining == 0
