@@ -78,4 +78,22 @@ _DOCUMENT_INJECTION = [
             r"\[\s*(?:system|rest-of-document|end of document|new instructions?)\s*\]"
         ),
     ),
+    Rule(
+        "prompt_injection",
+        "asks_for_the_prompt",
+        _rx(
+            r"\b(?:system|initial|original|hidden|secret|internal|developer|pre-?)[ _-]?prompts?\b|"
+            r"\bsystemprompt\b|\b(?:your|my) (?:instructions|prompt) (?:are|were|say)\b|"
+            r"\bi was (?:instructed|told) to\b|\bwhat are you not (?:supposed|allowed) to\b"
+        ),
+    ),
+    Rule(
+        "prompt_injection",
+        "override_and_output",
+        _rx(
+            r"\b(?:override|ignore|disregard|bypass)\b.{0,120}?\b(?:and|then) (?:output|report|"
+            r"respond|reply|print|say|answer)\s*[:\"'\u201c]|"
+            r"\b(?:just|only|now) (?:print|output|say|write)\s*[\"'\u201c]"
+        ),
+    ),
 ]
