@@ -202,6 +202,10 @@ class ApiSettings(BaseModel):
     cookie_secret: SecretStr | None = None
     # Set the cookie's Secure flag (serve over HTTPS, e.g. behind a TLS proxy).
     cookie_secure: bool = False
+    # Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (IPs or CIDR
+    # networks, "*" = any): behind them, rate limits and logs see the real client address.
+    # Anyone else's forwarding headers are ignored, so a client cannot pick its own address.
+    trusted_proxies: list[str] = ["127.0.0.1", "::1"]
     json_logs: bool = False
     # How often idle sessions are closed and indexed into long-term memory.
     session_cleanup_interval_s: float = Field(default=300.0, gt=0)

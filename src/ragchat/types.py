@@ -5,7 +5,8 @@ them, agents read them)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 DocKind = Literal["pdf", "markdown", "vtt", "text", "jsonl"]
@@ -21,6 +22,29 @@ class Exclude:
     every allowed row."""
 
     values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExcludeResolved:
+    """An ``Exclude`` whose values are read from the very knowledge-base state a search runs
+    on (``resolve(base)``), not from one read a moment earlier: a document committed between
+    the two (another user's upload) would otherwise slip past the filter."""
+
+    resolve: Callable[[Any], Sequence[str]]
+
+    def against(self, base: Any) -> Exclude:
+        return Exclude(tuple(self.resolve(base)))
+
+
+@dataclass(frozen=True)
+class DocumentLabel:
+    """How one user knows a document shared by identical bytes: the name of *their* copy.
+
+    Two uploads of the same bytes are one document (its id is their SHA-256); without a label
+    the second uploader would see the first one's file name in citations and listings."""
+
+    source: str
+    title: str
 
 
 @dataclass(frozen=True)
@@ -78,6 +102,14 @@ class Chunk:
     @property
     def source(self) -> str:
         return str(self.metadata.get("source", ""))
+
+    def named(self, label: DocumentLabel) -> Chunk:
+        """This chunk under another name for its document (see ``DocumentLabel``)."""
+        md = dict(self.metadata, source=label.source)
+        for key in ("doc_title", "title"):
+            if key in md:
+                md[key] = label.title
+        return replace(self, metadata=md)
 
     def location(self) -> str:
         """Human-readable place in the source: page, section path or time range."""

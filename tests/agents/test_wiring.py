@@ -55,17 +55,20 @@ def test_query_expansion_asks_the_chat_model_when_there_is_one(
 def test_visibility_filters_what_a_user_may_not_see(
     settings: Settings, app_config: AppConfig, embedder: Embedder
 ) -> None:
-    asked: list[tuple[str, str]] = []
+    asked: list[tuple[str, str, object]] = []
 
-    def hidden(kb: str, user: str) -> Sequence[str]:
-        asked.append((kb, user))
+    def hidden(kb: str, user: str, base: object) -> Sequence[str]:
+        asked.append((kb, user, base))
         return ("doc-of-bob",) if user == "ann" else ()
 
     cache = RetrieverCache(settings, embedder, hidden_documents=hidden)
     medical = app_config.agents["medical"]
-    assert cache.visibility(medical, None, "ann") == {"doc_id": Exclude(("doc-of-bob",))}
-    assert cache.visibility(medical, "textbook", "bob") == {}
-    assert asked == [("medical", "ann"), ("textbook", "bob")]
+    ann = cache.visibility(medical, None, "ann")["doc_id"]
+    bob = cache.visibility(medical, "textbook", "bob")["doc_id"]
+    assert asked == []  # resolved by the knowledge base, against the state it searches
+    assert ann.against("state-1") == Exclude(("doc-of-bob",))
+    assert bob.against("state-2") == Exclude(())
+    assert asked == [("medical", "ann", "state-1"), ("textbook", "bob", "state-2")]
     assert RetrieverCache(settings, embedder).visibility(medical, None, "ann") == {}
 
 

@@ -208,3 +208,145 @@ def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     assert bob.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
     assert bob.get(f"/kb/{kb}/documents").json() == []
     assert not _grounded_in_quokkas(_quokka_answer(bob, kb))
+
+
+def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
+    """Bob uploads the bytes Alice uploaded as salaries.txt: his job, listing, citations and
+    passages read exactly as if he were first, under his own file name; Alice's file name
+    never reaches him, not even after she deletes her copy."""
+    alice, bob, carol = TestClient(real_app), TestClient(real_app), TestClient(real_app)
+    kb = "team-notes"
+    body = NOTE.replace(b"# Quokka care\n\n", b"")  # a text file: its title is its file name
+
+    first = alice.post(f"/kb/{kb}/documents", files={"files": ("salaries.txt", body)}).json()
+    alice_job = wait_for(alice, first["job_id"])
+    second = bob.post(f"/kb/{kb}/documents", files={"files": ("my-notes.txt", body)}).json()
+    bob_job = wait_for(bob, second["job_id"])
+
+    for key in ("status", "message"):
+        assert bob_job[key] == alice_job[key]
+    for key in ("documents", "chunks", "added_files"):
+        assert bob_job["result"][key] == alice_job["result"][key]
+    assert "duplicate_documents" not in bob_job["result"]
+    assert bob_job["result"]["doc_ids"] == {
+        "my-notes.txt": alice_job["result"]["doc_ids"]["salaries.txt"]
+    }
+
+    def seen_by_bob() -> str:
+        listing = bob.get(f"/kb/{kb}/documents").json()
+        assert [(d["file"], d["title"]) for d in listing] == [("my-notes.txt", "my-notes")]
+        answer = _quokka_answer(bob, kb)
+        assert answer["sources"] and answer["sources"][0]["source"] == "my-notes.txt"
+        assert answer["sources"][0]["title"] == "my-notes"
+        passage = bob.get(f"/passages/{answer['sources'][0]['chunk_id']}").json()
+        assert (passage["file"], passage["title"]) == ("my-notes.txt", "my-notes")
+        kbs = {k["name"]: k for k in bob.get("/kb").json()}
+        assert kbs[kb]["documents"] == 1
+        return str(listing) + str(answer) + str(passage) + str(kbs) + str(bob_job)
+
+    assert "salaries" not in seen_by_bob()
+    assert [d["file"] for d in alice.get(f"/kb/{kb}/documents").json()] == ["salaries.txt"]
+    assert _quokka_answer(alice, kb)["sources"][0]["source"] == "salaries.txt"
+    assert kb not in {k["name"] for k in carol.get("/kb").json()}  # nothing of theirs for Carol
+
+    doc_id = alice_job["result"]["doc_ids"]["salaries.txt"][0]
+    assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
+    assert "salaries" not in seen_by_bob()
+
+
+HOSTILE_NAMES = [
+    "../escape.md",
+    "../../../../etc/passwd.md",
+    "/etc/absolute.md",
+    "..\\windows.md",
+    "%2e%2e/encoded.md",
+    "%2e%2e%2fencoded2.md",
+    "nul\x00byte.md",
+    "x" * 300 + ".md",
+    "ünïcødé ✓ ﬁle.md",
+    ".hidden.md",
+    "con:stream.md",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_hostile_upload_names_stay_inside_the_users_folder(
+    make_app: AppFactory, tmp_path: Path, name: str
+) -> None:
+    """Whatever the client calls its file, it is saved under the caller's own upload folder with
+    a plain name (≤ 120 characters), and the listing shows that name."""
+    client = make_app()
+    before = {p for p in tmp_path.rglob("*") if p.is_file()}
+    r = client.post(
+        "/kb/notes/documents", files={"files": (name, b"# Notes\n\nQuokkas eat leaves.")}
+    )
+    assert r.status_code == 202, r.text
+    job = wait_for(client, r.json()["job_id"])
+    assert job["status"] == "done", job
+    saved = {p for p in tmp_path.rglob("*") if p.is_file()} - before
+    uploads = [p for p in saved if "uploads" in p.parts]
+    assert len(uploads) == 1
+    path = uploads[0]
+    assert path.parent.parent.name == "notes" and path.parent.parent.parent.name == "uploads"
+    assert len(path.name) <= 120 and "/" not in path.name and "\x00" not in path.name
+    assert not path.name.startswith(".") and ".." not in path.name
+    listed = client.get("/kb/notes/documents").json()
+    assert [d["file"] for d in listed] == [path.name]
+    assert str(tmp_path) not in str(job) and path.parent.name not in str(listed)
+
+
+def test_a_name_that_is_only_dots_has_no_type_and_nothing_is_saved(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    client = make_app()
+    r = client.post("/kb/notes/documents", files={"files": ("..md", b"# x")})
+    assert r.status_code == 415
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and "uploads" in p.parts]
+
+
+CANARY = "ZEBRA-CANARY-7731"
+
+
+def test_uploads_racing_with_queries_never_reach_another_users_answers(real_app: Any) -> None:
+    """Bob keeps uploading (and deleting) files that hold a canary and answer Alice's question
+    better than anything she can see, while Alice keeps asking it; none of her answers,
+    citations or passages ever carries the canary."""
+    import threading
+
+    alice, bob = TestClient(real_app), TestClient(real_app)
+    kb = "race-notes"
+    _upload(alice, kb, "quokka-care.md")  # so that Alice's questions have something to find
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def bob_uploads() -> None:
+        for i in range(6):
+            note = (
+                f"# Quokka diet {i}\n\nWhat do quokkas eat? Quokkas eat leaves and {CANARY} "
+                f"pellets number {i}; quokkas eat grasses.\n"
+            ).encode()
+            r = bob.post(f"/kb/{kb}/documents", files={"files": (f"diet-{i}.md", note)})
+            job = wait_for(bob, r.json()["job_id"])
+            if job["status"] != "done":
+                errors.append(str(job))
+            if i % 2:
+                for d in bob.get(f"/kb/{kb}/documents").json():
+                    if d["file"] == f"diet-{i}.md":
+                        bob.delete(f"/kb/{kb}/documents/{d['doc_id']}")
+        stop.set()
+
+    uploader = threading.Thread(target=bob_uploads)
+    uploader.start()
+    seen = 0
+    try:
+        while not stop.is_set() or seen < 5:
+            answer = _quokka_answer(alice, kb)
+            text = str(answer)
+            for source in answer["sources"]:
+                text += alice.get(f"/passages/{source['chunk_id']}").text
+            assert CANARY not in text, text
+            seen += 1
+    finally:
+        uploader.join(timeout=120)
+    assert not errors, errors
+    assert CANARY in str(_quokka_answer(bob, kb))  # the canary is findable: the test can fail

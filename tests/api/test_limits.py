@@ -111,3 +111,45 @@ def test_cors_allows_configured_origins_only(make_app: AppFactory) -> None:
     assert simple.headers["access-control-allow-origin"] == "http://localhost:3000"
     other = client.get("/health", headers={"Origin": "http://evil.example"})
     assert "access-control-allow-origin" not in other.headers
+
+
+def _per_ip_blocked(client: TestClient, forwarded_for: str) -> bool:
+    """A fresh user (own cookie jar) from ``forwarded_for``: is its first answer refused?"""
+    fresh = TestClient(client.app)
+    r = fresh.post(
+        "/query", json={"question": "hello?"}, headers={"X-Forwarded-For": forwarded_for}
+    )
+    return r.status_code == 429
+
+
+def test_a_trusted_proxy_passes_on_the_real_client_address(make_app: AppFactory) -> None:
+    """Behind a reverse proxy on another host every request comes from the proxy's address:
+    trusting it, the per-address limit applies to each real client instead of to everyone."""
+    client = make_app(
+        rate_limit_per_minute=100, rate_limit_per_ip_per_minute=2, trusted_proxies=["testclient"]
+    )
+    for _ in range(2):
+        assert not _per_ip_blocked(client, "203.0.113.7")
+    assert _per_ip_blocked(client, "203.0.113.7")  # that client's budget is spent …
+    assert not _per_ip_blocked(client, "198.51.100.9")  # … another one behind the proxy is fine
+
+
+def test_forwarding_headers_from_untrusted_peers_are_ignored(make_app: AppFactory) -> None:
+    """A client cannot escape the per-address limit by inventing X-Forwarded-For."""
+    client = make_app(rate_limit_per_minute=100, rate_limit_per_ip_per_minute=2)
+    assert not _per_ip_blocked(client, "203.0.113.1")
+    assert not _per_ip_blocked(client, "203.0.113.2")
+    assert _per_ip_blocked(client, "203.0.113.3")
+
+
+def test_oversize_messages_and_histories_are_refused_clearly(make_app: AppFactory) -> None:
+    from ragchat.api.schemas import MAX_MESSAGE_CHARS
+
+    client = make_app(max_body_bytes=4 * MAX_MESSAGE_CHARS)
+    long = client.post("/chat", json={"message": "x" * (MAX_MESSAGE_CHARS + 1)})
+    assert long.status_code == 422 and "message" in long.json()["error"]["message"]
+    turns = [{"role": "user", "content": "hi"}] * 201
+    history = client.post("/v1/chat/completions", json={"model": "ragchat", "messages": turns})
+    assert history.status_code == 422
+    huge = client.post("/v1/chat/completions", content=b"{" + b" " * (4 * MAX_MESSAGE_CHARS + 1))
+    assert huge.status_code == 413

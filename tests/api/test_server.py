@@ -155,3 +155,17 @@ def test_the_server_stays_responsive_while_the_engine_computes(make_app: AppFact
         release.set()
         turn.join(30)
     assert statuses["/chat"] == 200
+
+
+@pytest.mark.parametrize("path", ["/", "/health", "/docs", "/static/index.html", "/v1/models"])
+def test_head_answers_like_get_without_a_body(make_app: AppFactory, path: str) -> None:
+    """Uptime monitors and link checkers probe with HEAD."""
+    client = make_app()
+    get, head = client.get(path), client.head(path)
+    assert get.status_code == 200
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
+
+
+def test_head_on_a_post_only_path_is_still_405(make_app: AppFactory) -> None:
+    assert make_app().head("/chat").status_code == 405

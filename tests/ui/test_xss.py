@@ -90,3 +90,24 @@ def check_answer_and_passage(ui: UI) -> None:
     page.wait_for_selector("body[data-ready='true']")
     page.locator("article.msg-assistant").wait_for()
     assert_inert(ui)
+
+
+TITLE = 'Notes <img src=x onerror="window.pwned=7"><script>window.pwned=8</script>'
+
+
+def test_markup_in_a_conversation_title_is_shown_as_text(ui: UI) -> None:
+    """A title is user input too (a rename, or one generated from a hostile question)."""
+    ui.ask("What are the side effects of ibuprofen?")
+    conversation = ui.api("GET", "/conversations")[0]
+    ui.api("PATCH", f"/conversations/{conversation['id']}", {"title": TITLE})
+    ui.page.reload()
+    ui.page.wait_for_selector("body[data-ready='true']")
+    item = ui.page.locator(".conv-title-text").first
+    item.wait_for()
+    assert item.inner_text() == TITLE
+    assert ui.page.evaluate("window.pwned") is None
+    sidebar = ui.page.evaluate(
+        "() => document.querySelectorAll('.conv-item img, .conv-item script').length"
+    )
+    assert sidebar == 0
+    assert_inert(ui)

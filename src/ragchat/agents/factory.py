@@ -10,7 +10,7 @@ from typing import Literal
 
 from ragchat.agents.config import AppConfig
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.retrievers import HiddenDocuments, KBOpener, RetrieverCache
+from ragchat.agents.retrievers import DocumentLabels, HiddenDocuments, KBOpener, RetrieverCache
 from ragchat.agents.wiring import AgentWiring, Clock
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
@@ -32,6 +32,7 @@ def build_engine(
     memory: MemoryStore | None = None,
     kb_opener: KBOpener | None = None,
     hidden_documents: HiddenDocuments | None = None,
+    document_labels: DocumentLabels | None = None,
     clock: Clock = time.perf_counter,
 ) -> ChatEngine:
     """``chat_model=None`` runs every step's heuristic. ``safety``: by default
@@ -40,7 +41,9 @@ def build_engine(
     (standard refusals are added) or a ``SafetyGuard`` with its own, or None (messages are not
     classified). ``memory=None`` keeps long-term memory in process memory. ``kb_opener`` opens
     a knowledge base by name (default: from ``settings.kb_root``); ``hidden_documents(kb, user)``
-    lists the documents a user may not see (default: everyone sees everything)."""
+    lists the documents a user may not see (default: everyone sees everything);
+    ``document_labels(kb, user)`` names shared uploads as each user's own copy (default: as
+    recorded)."""
     if embedder is None:
         from ragchat import resources
 
@@ -51,7 +54,12 @@ def build_engine(
         safety = build_safety(settings, embedder, chat_model)
     assert not isinstance(safety, str)
     knowledge = RetrieverCache(
-        settings, embedder, chat_model, opener=kb_opener, hidden_documents=hidden_documents
+        settings,
+        embedder,
+        chat_model,
+        opener=kb_opener,
+        hidden_documents=hidden_documents,
+        document_labels=document_labels,
     )
     wiring = AgentWiring(
         settings=settings,

@@ -6,8 +6,10 @@ cache is the only mutable part of an engine, and it only ever adds entries (unde
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ragchat.agents.config import AgentConfig
 from ragchat.errors import KnowledgeBaseNotFound
@@ -17,11 +19,15 @@ from ragchat.llm.base import ChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
-from ragchat.types import Exclude
+from ragchat.types import DocumentLabel, ExcludeResolved, RetrievalResult
 
 KBOpener = Callable[[str], SearchableKB]
-# (knowledge base, user id) → ids of documents that user may not see (other people's uploads).
-HiddenDocuments = Callable[[str, str], Sequence[str]]
+# (knowledge base, user id, the knowledge-base state being searched) → ids of documents that
+# user may not see there (other people's uploads).
+HiddenDocuments = Callable[[str, str, Any], Sequence[str]]
+# (knowledge base, user id) → doc id → that user's own name for a document whose recorded name
+# is someone else's upload of the same bytes.
+DocumentLabels = Callable[[str, str], Mapping[str, DocumentLabel]]
 
 
 class RetrieverCache:
@@ -37,12 +43,14 @@ class RetrieverCache:
         *,
         opener: KBOpener | None = None,
         hidden_documents: HiddenDocuments | None = None,
+        document_labels: DocumentLabels | None = None,
     ) -> None:
         self.settings = settings
         self.embedder = embedder
         self.chat_model = chat_model
         self._opener = opener
         self._hidden = hidden_documents
+        self._labels = document_labels
         self._kbs: dict[str, SearchableKB] = {}
         self._retrievers: dict[tuple[str, str], KBRetriever] = {}
         self._lock = threading.Lock()
@@ -72,12 +80,35 @@ class RetrieverCache:
             raise KnowledgeBaseNotFound(f"agent {agent.name!r} has no knowledge base")
         return name
 
-    def visibility(self, agent: AgentConfig, kb: str | None, user_id: str) -> dict[str, Exclude]:
-        """The search filter that keeps ``user_id`` to documents they may see."""
-        if self._hidden is None:
+    def visibility(
+        self, agent: AgentConfig, kb: str | None, user_id: str
+    ) -> dict[str, ExcludeResolved]:
+        """The search filter that keeps ``user_id`` to documents they may see, resolved by the
+        knowledge base against the state each search runs on (uploads race with queries)."""
+        hidden = self._hidden
+        if hidden is None:
             return {}
-        hidden = self._hidden(self.kb_name(agent, kb), user_id)
-        return {"doc_id": Exclude(tuple(hidden))} if hidden else {}
+        name = self.kb_name(agent, kb)
+        return {"doc_id": ExcludeResolved(lambda base: hidden(name, user_id, base))}
+
+    def as_seen_by(
+        self, agent: AgentConfig, kb: str | None, user_id: str, result: RetrievalResult
+    ) -> RetrievalResult:
+        """``result`` with each hit named as ``user_id`` knows its document, so that sharing
+        identical uploads never shows them another user's file name (in the prompt, the
+        citations or the reply)."""
+        if self._labels is None or not result.hits:
+            return result
+        labels = self._labels(self.kb_name(agent, kb), user_id)
+        if not labels:
+            return result
+        hits = []
+        for hit in result.hits:
+            label = labels.get(hit.chunk.doc_id)
+            if label is not None:
+                hit = dataclasses.replace(hit, chunk=hit.chunk.named(label))
+            hits.append(hit)
+        return dataclasses.replace(result, hits=hits)
 
     def retriever(self, agent: AgentConfig, kb: str | None = None) -> KBRetriever:
         """The agent's retriever over ``kb`` (default: its own knowledge base), built once with

@@ -20,12 +20,17 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragchat import __version__
 from ragchat.agents.config import AppConfig, load_config
 from ragchat.api.docs import install_docs
 from ragchat.api.errors import install_error_handlers
-from ragchat.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
+from ragchat.api.middleware import (
+    BodyLimitMiddleware,
+    HeadAsGetMiddleware,
+    RequestContextMiddleware,
+)
 from ragchat.api.routes import (
     chat,
     conversations,
@@ -120,11 +125,12 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
             memory=memory,
             kb_opener=registry.open,
             hidden_documents=access.hidden,
+            document_labels=access.labels,
         )
     else:
         log.warning(
             "an injected engine searches the knowledge bases it was built with: build it with "
-            "kb_opener and hidden_documents to see uploads and keep them private"
+            "kb_opener, hidden_documents and document_labels to see uploads and keep them private"
         )
     signer = CookieSigner(cookie_secret(settings), secure=settings.api.cookie_secure)
     state = AppState.build(
@@ -181,7 +187,11 @@ def create_app(
     def limit_for(path: str) -> int:
         return api.upload_max_bytes if UPLOAD_PATH.match(path) else api.max_body_bytes
 
-    middleware = [Middleware(RequestContextMiddleware)]
+    # Outermost: the real client address (behind a trusted proxy) for logs and rate limits.
+    middleware = [
+        Middleware(ProxyHeadersMiddleware, trusted_hosts=list(api.trusted_proxies)),
+        Middleware(RequestContextMiddleware),
+    ]
     if api.cors_origins:
         middleware.append(
             Middleware(
@@ -194,6 +204,7 @@ def create_app(
             )
         )
     middleware.append(Middleware(BodyLimitMiddleware, limit_for=limit_for))
+    middleware.append(Middleware(HeadAsGetMiddleware))
     app = FastAPI(
         title="ragchat",
         version=__version__,

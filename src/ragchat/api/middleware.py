@@ -1,6 +1,6 @@
 """Pure ASGI middleware (no BaseHTTPMiddleware: it would buffer or break streaming and client
 disconnects): request context and logging, security headers, the identity cookie, the
-catch-all 500, and request body limits."""
+catch-all 500, request body limits, and HEAD answered as GET."""
 
 from __future__ import annotations
 
@@ -163,3 +163,27 @@ async def _send_json(send: Send, status: int, body: dict[str, object]) -> None:
         }
     )
     await send({"type": "http.response.body", "body": payload})
+
+
+class HeadAsGetMiddleware:
+    """HEAD on any GET route answers GET's status and headers without the body.
+
+    Uptime monitors and link checkers probe with HEAD; FastAPI routes declared with ``get``
+    would answer it 405. Innermost, so the outer middleware still sees (and logs) HEAD."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)

@@ -54,6 +54,7 @@ def serve(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
+        proxy_headers=False,  # the app trusts settings.api.trusted_proxies itself
     )
     _AnnouncingServer(config, banner(settings.api.host, settings.api.port)).run()
 

@@ -83,7 +83,8 @@ class KeywordIndex(Protocol):
 class SearchableKB(Protocol):
     """What retrievers need from a knowledge base. Only child chunks are searchable; parents
     are fetched by id for context. Search filters map ``doc_id`` or a metadata key to a value,
-    a list of values, or ``ragchat.types.Exclude`` (none of these)."""
+    a list of values, ``ragchat.types.Exclude`` (none of these) or ``ExcludeResolved`` (none of
+    these, read from the state being searched)."""
 
     name: str
     embedder: Embedder

@@ -24,7 +24,7 @@ from ragchat.index.bm25 import BM25Index
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
 from ragchat.index.dense import load_dense_index, new_dense_index
 from ragchat.index.manifest import Manifest, now_iso
-from ragchat.types import Chunk, Exclude
+from ragchat.types import Chunk, Exclude, ExcludeResolved
 
 _Search = Callable[[Any, int, "np.ndarray | None"], tuple[np.ndarray, np.ndarray]]
 
@@ -239,6 +239,9 @@ class KnowledgeBase:
         none = np.zeros(0, dtype=np.int64)
         if not filters:
             return None, none
+        filters = {
+            k: v.against(self) if isinstance(v, ExcludeResolved) else v for k, v in filters.items()
+        }
         include = {k: v for k, v in filters.items() if not isinstance(v, Exclude)}
         banned_ids: set[int] = set()
         for key, value in filters.items():

@@ -75,10 +75,12 @@ def _search(wiring: AgentWiring, agent: AgentConfig, query: str, turn: Turn) -> 
     selected = options.selected_text
     if agent.textbook_modes and selected and selected.strip():
         return retriever.retrieve_from_text(query, selected)
-    filters: dict[str, Any] = dict(wiring.knowledge.visibility(agent, options.kb, turn.user_id))
+    knowledge = wiring.knowledge
+    filters: dict[str, Any] = dict(knowledge.visibility(agent, options.kb, turn.user_id))
     if agent.textbook_modes and options.chapter:
         filters["chapter"] = options.chapter
-    return retriever.retrieve(query, top_k=options.top_k, filters=filters or None)
+    result = retriever.retrieve(query, top_k=options.top_k, filters=filters or None)
+    return knowledge.as_seen_by(agent, options.kb, turn.user_id, result)
 
 
 def gate_threshold(wiring: AgentWiring, agent: AgentConfig, turn: Turn) -> float | None:

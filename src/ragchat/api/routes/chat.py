@@ -24,12 +24,26 @@ from ragchat.api.state import AppState
 
 router = APIRouter(tags=["chat"], responses=ERRORS)
 
+ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorResponse"}
+# One event of the stream (OpenAPI 3.2 style: each event described as its fields).
+SSE_EVENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "event": {"enum": ["metadata", "token", "citations", "final", "error"]},
+        "data": {"type": "string", "description": "JSON"},
+    },
+    "required": ["event", "data"],
+}
 SSE_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "Server-Sent Events: `metadata` (agent, routing) → `token` ({text})… → "
         "`citations` → `final` (reply, message_id, timings); `error` on failure.",
-        "content": {"text/event-stream": {}},
-    }
+        "content": {"text/event-stream": {"schema": SSE_EVENT_SCHEMA}},
+    },
+    # Refusals happen before the stream starts, as the JSON error every other route answers.
+    **{
+        code: {"content": {"application/json": {"schema": ERROR_SCHEMA}}} for code in (*ERRORS, 422)
+    },
 }
 
 

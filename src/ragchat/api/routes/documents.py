@@ -31,15 +31,14 @@ router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 41
 @router.get("/kb", response_model=list[KnowledgeBaseOut], summary="Knowledge bases")
 async def list_kbs(me: CurrentUser, state: State) -> list[KnowledgeBaseOut]:
     report = await run_sync(state.health.knowledge_bases)
+    ok = {
+        n: bool(info.get("configured")) for n, info in report[0].items() if info["status"] == "ok"
+    }
+    seen = await run_sync(state.documents.counts, me.user_id, list(ok))
     return [
-        KnowledgeBaseOut(
-            name=name,
-            documents=info.get("documents"),
-            chunks=info.get("chunks"),
-            configured=bool(info.get("configured")),
-        )
-        for name, info in report[0].items()
-        if info.get("status") == "ok"
+        KnowledgeBaseOut(name=name, documents=docs, chunks=chunks, configured=ok[name])
+        for name, (docs, chunks) in seen.items()
+        if docs or ok[name]
     ]
 
 
@@ -96,8 +95,8 @@ async def list_documents(name: str, me: CurrentUser, state: State) -> list[Docum
     return [
         DocumentOut(
             doc_id=v.row.doc_id,
-            title=v.row.title,
-            file=Path(v.row.source).name,
+            title=v.shown_to(me.user_id)[1],
+            file=v.shown_to(me.user_id)[0],
             kind=v.row.kind,
             chunks=v.row.n_children,
             sections=v.row.n_sections,

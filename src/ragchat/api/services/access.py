@@ -7,7 +7,8 @@ document: its *sources* are the file it was first ingested from plus every other
 with the same bytes, and each source contributes an owner. A document is visible to a user when
 one of its sources is shared or theirs; everyone else's uploads are hidden — from listings, from
 the passage endpoint and from retrieval, so one user's private file never grounds another
-user's answer."""
+user's answer. Sharing stays invisible too: a user who uploaded bytes someone else uploaded
+first sees the document under the name of their own copy (``DocumentView.label_for``)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import re
 import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import KnowledgeBase
 from ragchat.settings import Settings
+from ragchat.types import DocumentLabel
 
 from .kbs import KnowledgeBaseRegistry
 
@@ -50,6 +52,8 @@ class DocumentView:
     row: DocumentRow
     owners: Owners
     sources: tuple[str, ...]  # file paths holding these bytes
+    source_owners: tuple[str | None, ...] = ()  # owner of each source (None = shared)
+    recorded_owner: str | None = None  # owner of the file the row's name comes from
 
     @property
     def shared(self) -> bool:
@@ -57,6 +61,35 @@ class DocumentView:
 
     def visible_to(self, user_id: str) -> bool:
         return self.shared or user_folder(user_id) in self.owners
+
+    def label_for(self, user_id: str) -> DocumentLabel | None:
+        """The user's own name for the document when its recorded name is another user's
+        upload (None: the recorded name is theirs or shared, show it as it is)."""
+        me = user_folder(user_id)
+        if self.recorded_owner is None or self.recorded_owner == me:
+            return None
+        owned = dict(zip(self.sources, self.source_owners, strict=False))
+        copy = next((p for p, o in owned.items() if o == me), None)
+        if copy is None:
+            copy = next((p for p, o in owned.items() if o is None), None)
+        if copy is None:
+            return None
+        recorded, sep, fragment = self.row.source.partition("#")
+        title = self.row.title
+        if title in (Path(recorded).stem, Path(recorded).name):
+            title = Path(copy).stem
+        return DocumentLabel(copy + sep + fragment, title)
+
+    @property
+    def file_name(self) -> str:
+        return Path(self.row.source.partition("#")[0]).name
+
+    def shown_to(self, user_id: str) -> tuple[str, str]:
+        """(file name, title) as ``user_id`` sees them in listings."""
+        label = self.label_for(user_id)
+        if label is None:
+            return self.file_name, self.row.title
+        return Path(label.source.partition("#")[0]).name, label.title
 
 
 class DocumentAccess:
@@ -94,8 +127,10 @@ class DocumentAccess:
         views = []
         for row in base.store.documents():
             sources = dict.fromkeys(([row.file_path] if row.file_path else []) + by_sha[row.doc_id])
-            owners = frozenset(self.owner_of_path(kb, p) for p in sources) or frozenset({None})
-            views.append(DocumentView(row, owners, tuple(sources)))
+            each = tuple(self.owner_of_path(kb, p) for p in sources)
+            owners = frozenset(each) or frozenset({None})
+            recorded = self.owner_of_path(kb, row.source.partition("#")[0])
+            views.append(DocumentView(row, owners, tuple(sources), each, recorded))
         with self._lock:
             self._views[base] = views
         return views
@@ -104,17 +139,32 @@ class DocumentAccess:
         """Shared documents and the caller's own uploads."""
         return [v for v in self.views(kb) if v.visible_to(user_id)]
 
-    def hidden(self, kb: str, user_id: str) -> Sequence[str]:
-        """Document ids of ``kb`` that ``user_id`` may not see (other people's uploads).
-
-        Answers from the folder listing alone — without reading the knowledge base — in the
-        usual case where nobody else has uploaded anything to it."""
-        folder = self.uploads / kb
+    def _others_uploaded(self, kb: str, user_id: str) -> bool:
+        """Whether anyone but ``user_id`` has an upload folder in ``kb`` (a directory listing:
+        the usual single-user case answers without reading the knowledge base)."""
         mine = user_folder(user_id)
         try:
-            others = [p for p in folder.iterdir() if p.is_dir() and p.name != mine]
+            return any(p.is_dir() and p.name != mine for p in (self.uploads / kb).iterdir())
         except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def labels(self, kb: str, user_id: str) -> Mapping[str, DocumentLabel]:
+        """Doc id → the user's own name for documents first uploaded by someone else."""
+        if not self._others_uploaded(kb, user_id):
+            return {}
+        found = {}
+        for view in self.views(kb):
+            if view.visible_to(user_id) and (label := view.label_for(user_id)) is not None:
+                found[view.row.doc_id] = label
+        return found
+
+    def hidden(self, kb: str, user_id: str, base: KnowledgeBase | None = None) -> Sequence[str]:
+        """Document ids of ``kb`` (of ``base``, the state being searched, when given) that
+        ``user_id`` may not see: other people's uploads.
+
+        Answers from the folder listing alone in the usual case where nobody else has uploaded
+        anything to it. Listing after ``base`` was published is what makes that safe: a
+        document's upload folder exists before the document is committed."""
+        if not self._others_uploaded(kb, user_id):
             return ()
-        if not others:
-            return ()
-        return tuple(v.row.doc_id for v in self.views(kb) if not v.visible_to(user_id))
+        return tuple(v.row.doc_id for v in self.views(kb, base) if not v.visible_to(user_id))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
+from ragchat.index.chunkstore import ChunkStore
 from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
 from ragchat.index.kb import validate_name
 from ragchat.ingest.chunking import Chunker
@@ -79,6 +80,15 @@ class DocumentService:
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
         return self.access.visible(user_id, kb)
 
+    def counts(self, user_id: str, kbs: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(documents, chunks) of each knowledge base that ``user_id`` may see: other people's
+        uploads are not counted, so the numbers tell nobody what someone else uploaded."""
+        out = {}
+        for kb in kbs:
+            views = self.visible(user_id, kb)
+            out[kb] = (len(views), sum(v.row.n_children for v in views))
+        return out
+
     def passage(self, user_id: str, chunk_id: str) -> tuple[str, Chunk, str | None]:
         """(knowledge base, chunk, parent text) for a cited chunk the caller may see: a citation
         carries only a preview, the source panel shows the whole passage. Another user's upload
@@ -93,6 +103,9 @@ class DocumentService:
                 parent = base.get_chunks([chunk.parent_id]) if chunk.parent_id else []
             view = next((v for v in views if v.row.doc_id == chunk.doc_id), None)
             if view is not None and view.visible_to(user_id):
+                label = view.label_for(user_id)
+                if label is not None:
+                    chunk = chunk.named(label)
                 return kb, chunk, parent[0].text if parent else None
             break
         raise ApiError(404, "not_found", "passage not found")
@@ -139,18 +152,28 @@ class DocumentService:
         progress = _JobProgress(self.store, job_id)
         try:
             with self.registry.writing(kb, create=True) as target:
+                before = {p: target.store.file_sha(file_key(p)) for p in paths}
                 report = ingest_paths(
                     target, paths, Chunker(self.settings.chunking), progress=progress
                 )
-                doc_ids = {str(p.name): target.store.docs_of_file(file_key(p)) for p in paths}
+                doc_ids = {p.name: _docs_of_bytes(target.store, file_key(p)) for p in paths}
+                fresh = {
+                    d
+                    for p in paths
+                    if target.store.file_sha(file_key(p)) not in (None, before[p])
+                    for d in doc_ids[p.name]
+                }
+                sizes = {
+                    r.doc_id: r.n_children for r in target.store.documents() if r.doc_id in fresh
+                }
         except Exception as exc:
             log.exception("ingestion job %s failed", job_id)
             self.store.update_job(job_id, status="failed", message=f"ingestion failed: {exc}")
             return
-        result = _report(report, doc_ids)
+        result = _report(report, doc_ids, sizes)
         ok = report.added_files + report.replaced_files + report.unchanged_files
         status: JobStatus = "failed" if report.errors and not ok else "done"
-        message = f"{report.documents} document(s), {report.children} chunks"
+        message = f"{result['documents']} document(s), {result['chunks']} chunks"
         if report.errors:
             message += f"; {len(report.errors)} file(s) failed"
         self.store.update_job(
@@ -218,15 +241,27 @@ class _JobProgress:
         self.store.update_job(self.job_id, **kwargs)
 
 
-def _report(report: IngestReport, doc_ids: dict[str, list[str]]) -> dict[str, Any]:
+def _docs_of_bytes(store: ChunkStore, key: str) -> list[str]:
+    """The documents a file's bytes hold, whoever's copy they were first ingested from."""
+    sha = store.file_sha(key)
+    paths = store.paths_with_sha(sha) if sha is not None else [key]
+    return sorted({d for p in paths for d in store.docs_of_file(p)})
+
+
+def _report(
+    report: IngestReport, doc_ids: dict[str, list[str]], sizes: dict[str, int]
+) -> dict[str, Any]:
+    """The job result as its uploader sees it. ``sizes``: chunks per document of the files
+    this job added or changed, counted the same whether or not someone else uploaded the same
+    bytes first (sharing the work of embedding them must not tell them so); an unchanged
+    re-upload of their own file counts nothing."""
     return {
         "files": report.files,
         "added_files": report.added_files,
         "replaced_files": report.replaced_files,
         "unchanged_files": report.unchanged_files,
-        "documents": report.documents,
-        "duplicate_documents": report.duplicate_documents,
-        "chunks": report.children,
+        "documents": len(sizes),
+        "chunks": sum(sizes.values()),
         "seconds": round(report.seconds, 3),
         "doc_ids": doc_ids,
         "errors": [{"file": Path(e.source).name, "reason": e.reason} for e in report.errors],
