@@ -98,6 +98,7 @@ class Chat:
             HistoryMessage("assistant", result.reply, agent=result.agent),
         ]
         self.conversation.assigned_agent = result.metadata.assigned_agent
+        self.conversation.crisis = result.metadata.conversation_crisis
         if result.metadata.user_profile is not None:
             self.conversation.user_profile = result.metadata.user_profile
         return result

@@ -11,6 +11,7 @@ from ragchat.agents.config import AppConfig
 from ragchat.agents.factory import build_engine
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder
+from ragchat.safety.factory import LoggedClassifier
 from ragchat.safety.guard import StandardRefusals
 from ragchat.safety.offline import OfflineSafetyClassifier
 from ragchat.settings import Settings
@@ -23,9 +24,10 @@ def test_missing_knowledge_base_fails_only_its_agent(
     tmp_path: Path, app_config: AppConfig, embedder: Embedder
 ) -> None:
     engine = build_engine(Settings(data_dir=tmp_path), app_config, embedder=embedder)
-    safety = engine.wiring.safety  # the offline classifier, by default
+    safety = engine.wiring.safety  # build_safety: the offline classifier without a model
     assert isinstance(safety, StandardRefusals)
-    assert isinstance(safety.classifier, OfflineSafetyClassifier)
+    assert isinstance(safety.classifier, LoggedClassifier)
+    assert isinstance(safety.classifier.inner, OfflineSafetyClassifier)
     assert isinstance(engine.wiring.memory, InMemoryMemoryStore)
     assert run(Chat(engine).say("I feel lonely tonight", agent="support")).reply
     with pytest.raises(KnowledgeBaseNotFound, match=r"ragchat ingest <folder> --kb textbook"):

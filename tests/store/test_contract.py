@@ -82,6 +82,7 @@ def test_someone_elses_conversation_is_indistinguishable_from_a_missing_one(
         lambda cid: store.rename("mallory", cid, "mine"),
         lambda cid: store.set_assigned_agent("mallory", cid, "x"),
         lambda cid: store.set_user_profile("mallory", cid, {"name": "Mallory"}),
+        lambda cid: store.flag_crisis("mallory", cid),
         lambda cid: store.close_conversation("mallory", cid),
         lambda cid: store.delete_conversation("mallory", cid),
         lambda cid: store.list_messages("mallory", cid),
@@ -247,6 +248,23 @@ def test_conversations_list_newest_first_and_can_be_renamed(store: SqlStore) -> 
     assert fixed.id == "11111111-1111-1111-1111-111111111111"
     with pytest.raises(Conflict):
         store.create_conversation("alice", conversation_id=fixed.id)
+
+
+def test_a_crisis_flag_stays_with_the_conversation(open_store: StoreFactory) -> None:
+    store = open_store()
+    store.ensure_user("alice")
+    conv = store.create_conversation("alice")
+    other = store.create_conversation("alice")
+    assert not conv.crisis and conv.crisis_at is None
+    flagged = store.flag_crisis("alice", conv.id)
+    assert flagged.crisis and flagged.crisis_at is not None
+    again = store.flag_crisis("alice", conv.id)
+    assert again.crisis_at == flagged.crisis_at  # the first time is kept
+    reopened = open_store()  # a restart: the flag is in the database
+    assert reopened.get_conversation("alice", conv.id).crisis
+    assert not reopened.get_conversation("alice", other.id).crisis
+    listed = {c.id: c.crisis for c in reopened.list_conversations("alice")}
+    assert listed == {conv.id: True, other.id: False}
 
 
 def test_idle_conversations_expire_after_the_ttl(store: SqlStore, clock: FakeClock) -> None:

@@ -185,6 +185,24 @@ def _legacy_rows(engine: Engine) -> dict[Table, list[dict[str, Any]]]:
     }
 
 
+def test_v3_adds_the_crisis_flag_keeping_the_conversations(database_url: str) -> None:
+    """A v2 database (no ``crisis_at``) gets the column; its conversations start unflagged."""
+    engine = create_store_engine(database_url)
+    try:
+        assert migrate(engine, MIGRATIONS[:2]) == [1, 2]
+        assert "crisis_at" not in {c["name"] for c in inspect(engine).get_columns("conversations")}
+        with engine.begin() as conn:
+            for table, rows in _legacy_rows(engine).items():
+                conn.execute(table.insert(), rows)
+        assert migrate(engine) == list(range(3, NEXT))
+        store = SqlStore(engine)
+        assert not store.get_conversation("ann", "c-ann").crisis
+        assert store.flag_crisis("ann", "c-ann").crisis
+        assert store.get_conversation("ann", "c-none").assigned_agent == "support"
+    finally:
+        engine.dispose()
+
+
 def test_a_failing_migration_leaves_nothing_behind(store: SqlStore) -> None:
     def broken(conn: Connection) -> None:
         Table("half", MetaData(), Column("id", Integer, primary_key=True)).create(conn)

@@ -99,6 +99,7 @@ async def _session(
         )
         del conversation.history[: max(0, len(conversation.history) - keep)]
         conversation.assigned_agent = result.metadata.assigned_agent
+        conversation.crisis = result.metadata.conversation_crisis
         conversation.user_profile = result.metadata.user_profile or conversation.user_profile
 
 

@@ -108,6 +108,7 @@ class ChatEngine:
             user_profile=conversation.user_profile,
             options=opts,
             assigned_agent=conversation.assigned_agent,
+            crisis_flagged=conversation.crisis,
         )
 
     def _result(self, values: dict[str, Any], start: float) -> TurnResult:

@@ -35,21 +35,23 @@ def build_engine(
     document_labels: DocumentLabels | None = None,
     clock: Clock = time.perf_counter,
 ) -> ChatEngine:
-    """``chat_model=None`` runs every step's heuristic. ``safety``: the offline classifier
-    (default), a ``SafetyClassifier`` (standard refusals are added) or a ``SafetyGuard`` with
-    its own, or None (messages are not classified). ``memory=None`` keeps long-term memory in
-    process memory. ``kb_opener`` opens a knowledge base by name (default: from
-    ``settings.kb_root``); ``hidden_documents(kb, user)`` lists the documents a user may not
-    see (default: everyone sees everything); ``document_labels(kb, user)`` names shared
-    uploads as each user's own copy (default: as recorded)."""
+    """``chat_model=None`` runs every step's heuristic. ``safety``: by default
+    ``ragchat.safety.build_safety`` (the offline classifier, and with a moderation model
+    configured Llama Guard as well, the stricter verdict winning), a ``SafetyClassifier``
+    (standard refusals are added) or a ``SafetyGuard`` with its own, or None (messages are not
+    classified). ``memory=None`` keeps long-term memory in process memory. ``kb_opener`` opens
+    a knowledge base by name (default: from ``settings.kb_root``); ``hidden_documents(kb, user)``
+    lists the documents a user may not see (default: everyone sees everything);
+    ``document_labels(kb, user)`` names shared uploads as each user's own copy (default: as
+    recorded)."""
     if embedder is None:
         from ragchat import resources
 
         embedder = resources.embedder(settings)
     if safety == OFFLINE:
-        from ragchat.safety.offline import OfflineSafetyClassifier
+        from ragchat.safety.factory import build_safety
 
-        safety = OfflineSafetyClassifier(embedder)
+        safety = build_safety(settings, embedder, chat_model)
     assert not isinstance(safety, str)
     knowledge = RetrieverCache(
         settings,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from ragchat.agents.types import UserProfile
@@ -23,6 +23,14 @@ class AgentTrace(Protocol):
     """An agent kind's own metadata (the corrective agent's grades, the companion's memories)."""
 
     def to_json(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class CrisisTrace(Protocol):
+    """A trace that reports whether the agent's own check saw self-harm intent (support)."""
+
+    @property
+    def crisis(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -134,11 +142,13 @@ class RetrievalInfo:
 
 @dataclass(frozen=True)
 class TurnMetadata:
-    """Everything about a turn besides the reply. ``assigned_agent`` and ``user_profile``
-    (set when the turn changed it) are for the caller to persist on the conversation."""
+    """Everything about a turn besides the reply. ``assigned_agent``, ``user_profile`` (set
+    when the turn changed it) and ``conversation_crisis`` (self-harm intent seen in this turn
+    or an earlier one) are for the caller to persist on the conversation."""
 
     routing: Routing
     assigned_agent: str | None
+    conversation_crisis: bool = False
     safety: SafetyCheck = field(default_factory=lambda: SafetyCheck(checked=False))
     search_query: str | None = None
     retrieval: RetrievalInfo | None = None
@@ -169,5 +179,6 @@ class TurnMetadata:
             out["user_profile"] = self.user_profile.to_json()
         out["routing"] = self.routing.to_json()
         out["assigned_agent"] = self.assigned_agent
+        out["conversation_crisis"] = self.conversation_crisis
         out["timings"] = dict(self.timings)
         return out

@@ -56,6 +56,9 @@ class ConversationState:
     assigned_agent: str | None = None
     history: list[HistoryMessage] = field(default_factory=list)  # recent messages, oldest first
     user_profile: UserProfile = field(default_factory=UserProfile)
+    # Self-harm intent was seen earlier in this conversation (the store's crisis flag); the
+    # result's ``metadata.conversation_crisis`` is the flag for the caller to persist.
+    crisis: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class Turn:
     user_profile: UserProfile = field(default_factory=UserProfile)
     options: TurnOptions = field(default_factory=TurnOptions)
     assigned_agent: str | None = None  # the conversation's agent before this turn
+    crisis_flagged: bool = False  # ConversationState.crisis
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,10 @@ class ConversationOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     last_activity_at: datetime
+    crisis: bool = Field(
+        default=False,
+        description="Self-harm intent was seen in this conversation: show crisis resources.",
+    )
 
 
 class MessageOut(BaseModel):

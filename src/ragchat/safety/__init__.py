@@ -1,8 +1,9 @@
-"""Input safety: every user message is classified before any agent runs.
+"""Safety: every user message is classified before any agent runs.
 
-``build_safety`` picks the classifier (Llama Guard + offline prompt-injection check, or the
-offline classifier alone); ``refusal_for`` is what the user sees instead of an answer;
-``wrap_documents`` passes retrieved text to the model as data, never as instructions."""
+``build_safety`` picks the classifier (Llama Guard and the offline classifier, the strictest
+verdict winning, or the offline classifier alone); ``refusal_for`` is what the user sees
+instead of an answer; ``wrap_documents`` passes retrieved text to the model as data, never
+as instructions."""
 
 from ragchat.safety.base import (
     CATEGORY_CODES,
@@ -10,6 +11,7 @@ from ragchat.safety.base import (
     SafetyClassifier,
     SafetyVerdict,
 )
+from ragchat.safety.combine import StrictestOf
 from ragchat.safety.delimit import wrap_documents
 from ragchat.safety.factory import build_safety
 from ragchat.safety.llama_guard import CombinedClassifier, LlamaGuardClassifier
@@ -24,6 +26,7 @@ __all__ = [
     "OfflineSafetyClassifier",
     "SafetyClassifier",
     "SafetyVerdict",
+    "StrictestOf",
     "build_safety",
     "crisis_resources",
     "refusal_for",

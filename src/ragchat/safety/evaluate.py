@@ -21,16 +21,35 @@ SAFE = "safe"
 
 
 def load_labelled(path: Path) -> list[tuple[str, str]]:
-    """``(text, label)`` pairs from ``{label: [texts]}``."""
+    """``(text, label)`` pairs from ``{label: [texts]}`` (conversations: their last message)."""
+    return [(case.text, case.label) for case in load_cases(path)]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A labelled message; ``context`` holds the earlier user turns, oldest first."""
+
+    text: str
+    label: str
+    context: tuple[str, ...] = ()
+
+
+def load_cases(path: Path) -> list[Case]:
+    """Cases from ``{label: [items]}``; an item is a message, or a list of user turns whose
+    last one is the message judged (intent spread over several messages)."""
     data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of label → list of messages")
-    items: list[tuple[str, str]] = []
-    for label, texts in data.items():
+    cases: list[Case] = []
+    for label, items in data.items():
         if label != SAFE:
             validate_categories([label])
-        items.extend((str(t), str(label)) for t in texts)
-    return items
+        for item in items:
+            turns = [str(t) for t in item] if isinstance(item, list) else [str(item)]
+            if not turns:
+                raise ValueError(f"{path}: an empty conversation under {label!r}")
+            cases.append(Case(turns[-1], str(label), tuple(turns[:-1])))
+    return cases
 
 
 @dataclass
@@ -103,25 +122,30 @@ def evaluate_scores(
 
 def evaluate(
     classifier: OfflineSafetyClassifier,
-    items: Sequence[tuple[str, str]],
+    items: Sequence[tuple[str, str]] | Sequence[Case],
     *,
     threshold: float | None = None,
     margin: float | None = None,
 ) -> Report:
-    scores = classifier.score_many([t for t, _ in items])
-    return evaluate_scores(classifier, items, scores, threshold=threshold, margin=margin)
+    """``items``: ``(text, label)`` pairs, or ``Case``s whose earlier turns are read too."""
+    cases = [c if isinstance(c, Case) else Case(c[0], c[1]) for c in items]
+    scores = classifier.score_many([c.text for c in cases], [c.context for c in cases])
+    pairs = [(c.text, c.label) for c in cases]
+    return evaluate_scores(classifier, pairs, scores, threshold=threshold, margin=margin)
 
 
 def sweep(
     classifier: OfflineSafetyClassifier,
-    items: Sequence[tuple[str, str]],
+    items: Sequence[tuple[str, str]] | Sequence[Case],
     thresholds: Iterable[float],
     margins: Iterable[float],
 ) -> list[tuple[float, float, Report]]:
-    scores = classifier.score_many([t for t, _ in items])
+    cases = [c if isinstance(c, Case) else Case(c[0], c[1]) for c in items]
+    scores = classifier.score_many([c.text for c in cases], [c.context for c in cases])
+    pairs = [(c.text, c.label) for c in cases]
     margins = list(margins)
     return [
-        (t, m, evaluate_scores(classifier, items, scores, threshold=t, margin=m))
+        (t, m, evaluate_scores(classifier, pairs, scores, threshold=t, margin=m))
         for t in thresholds
         for m in margins
     ]
@@ -136,7 +160,7 @@ def _main() -> None:  # pragma: no cover - a calibration tool
     parser.add_argument("--rules-only", action="store_true")
     parser.add_argument("--scoring", choices=["similarity", "linear"], default="linear")
     args = parser.parse_args()
-    items = load_labelled(args.labelled)
+    items = load_cases(args.labelled)
     classifier = OfflineSafetyClassifier(load_embedder(Settings()), scoring=args.scoring)
     if args.rules_only:
         report = evaluate(classifier, items, threshold=2.0)

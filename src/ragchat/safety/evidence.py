@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,9 @@ import yaml
 
 from ragchat.index.base import Embedder
 from ragchat.safety.base import validate_categories
+
+if TYPE_CHECKING:
+    from ragchat.safety.overdose import OverdoseEvidence
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -60,13 +63,15 @@ class MessageScores:
     """Raw evidence for one message, before any threshold is applied. Per scored segment
     (whole message first, then sentences): ``pairs[category]`` holds (best similarity to the
     category, best similarity to the safe exemplars) and ``probs[category]`` the linear head's
-    probability. ``exemplar[category]`` indexes the category exemplar that scored highest."""
+    probability. ``exemplar[category]`` indexes the category exemplar that scored highest.
+    ``overdose`` is the overdose-intent detector's evidence (``None``: not run)."""
 
     rules: dict[str, list[str]] = field(default_factory=dict)
     pairs: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     probs: dict[str, list[float]] = field(default_factory=dict)
     exemplar: dict[str, int] = field(default_factory=dict)
     context: bool = False
+    overdose: OverdoseEvidence | None = None
 
     def fires(self, category: str, threshold: float, margin: float) -> float | None:
         """The similarity with which ``category`` fires by similarity scoring, or ``None``."""

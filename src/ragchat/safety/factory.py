@@ -9,7 +9,8 @@ from typing import Any
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.safety.base import DEFAULT_BLOCKED, SafetyClassifier, SafetyVerdict
-from ragchat.safety.llama_guard import CombinedClassifier, LlamaGuardClassifier
+from ragchat.safety.combine import StrictestOf
+from ragchat.safety.llama_guard import LlamaGuardClassifier
 from ragchat.safety.offline import OfflineSafetyClassifier
 
 log = logging.getLogger(__name__)
@@ -61,12 +62,18 @@ def build_safety(
     chat_model: ChatModel | None,
     *,
     blocked: Iterable[str] = DEFAULT_BLOCKED,
+    offline: OfflineSafetyClassifier | None = None,
 ) -> SafetyClassifier:
-    """Llama Guard (``settings.llm.moderation_model``) combined with the offline classifier for
-    prompt injection when a chat model exists; the offline classifier alone otherwise. The
-    offline classifier is also Llama Guard's fallback when the model fails."""
+    """Llama Guard (``settings.llm.moderation_model``) AND the offline classifier when a chat
+    model exists, the strictest verdict winning (``StrictestOf``); the offline classifier
+    alone otherwise. The offline classifier is also Llama Guard's fallback when the model
+    fails. ``offline`` reuses an already built classifier (its exemplars are embedded once)."""
     blocked = frozenset(blocked)
-    offline = OfflineSafetyClassifier(embedder, blocked=blocked)
+    offline = (
+        offline.with_blocked(blocked)
+        if offline is not None
+        else OfflineSafetyClassifier(embedder, blocked=blocked)
+    )
     moderation = getattr(getattr(settings, "llm", None), "moderation_model", None)
     guard_model = (
         _moderation_chat_model(settings, chat_model, moderation)
@@ -74,11 +81,8 @@ def build_safety(
         else None
     )
     if guard_model is None:
-        log.info("safety: offline classifier (rules + exemplars)")
+        log.info("safety: offline classifier (rules + exemplars + overdose intent)")
         return LoggedClassifier(offline)
-    log.info("safety: Llama Guard via %r, offline classifier for prompt injection", moderation)
+    log.info("safety: Llama Guard via %r and the offline classifier, strictest wins", moderation)
     guard = LlamaGuardClassifier(guard_model, blocked=blocked, fallback=offline)
-    parts: list[SafetyClassifier] = [guard]
-    if "prompt_injection" in blocked:
-        parts.insert(0, offline.only({"prompt_injection"}))
-    return LoggedClassifier(CombinedClassifier(parts))
+    return LoggedClassifier(StrictestOf([guard, offline]))

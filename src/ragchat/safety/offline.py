@@ -42,6 +42,7 @@ from ragchat.safety.evidence import (
     _softmax,
     load_exemplars,
 )
+from ragchat.safety.overdose import CONTEXT_TURNS, OverdoseIntent
 from ragchat.safety.responses import crisis_resources, refusal_for, unsafe_input
 from ragchat.safety.rules import match_rules, self_harm_context
 
@@ -85,7 +86,7 @@ CATEGORY_LINEAR_THRESHOLDS: dict[str, float] = {"self_harm": 0.50}
 DEFAULT_LINEAR_FLOOR = 0.25
 
 # How many earlier user turns are read for context (self-harm follow-ups).
-_CONTEXT_TURNS = 3
+_CONTEXT_TURNS = CONTEXT_TURNS
 
 
 class OfflineSafetyClassifier:
@@ -94,7 +95,9 @@ class OfflineSafetyClassifier:
     ``{}`` → none); ``linear_threshold``/``linear_thresholds`` do the same under linear
     scoring, where ``linear_floor`` is the least exemplar similarity. ``blocked`` is the set
     of categories that make a message unsafe (detected but unblocked categories are reported
-    on a safe verdict)."""
+    on a safe verdict). ``overdose`` adds the overdose-intent detector (``overdose.py``) to
+    self-harm: ``True`` builds it with the defaults (over the same exemplars), ``False``
+    leaves it out."""
 
     def __init__(
         self,
@@ -111,6 +114,7 @@ class OfflineSafetyClassifier:
         blocked: Iterable[str] = DEFAULT_BLOCKED,
         exemplars: Exemplars | Path | None = None,
         sentences: bool = True,
+        overdose: OverdoseIntent | bool = True,
     ) -> None:
         if scoring not in ("similarity", "linear"):
             raise ValueError(f"unknown scoring {scoring!r}; use 'similarity' or 'linear'")
@@ -147,6 +151,9 @@ class OfflineSafetyClassifier:
         self._head: tuple[FloatArray, FloatArray] | None = None
         if scoring == "linear":
             self._head = _fit_softmax(matrix, labels, len(self._keys) + 1)
+        if overdose is True:
+            overdose = OverdoseIntent(embedder, exemplars=exemplars)
+        self.overdose: OverdoseIntent | None = overdose or None
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -180,8 +187,12 @@ class OfflineSafetyClassifier:
 
     # -- scoring -----------------------------------------------------------------------------
 
-    def score_many(self, texts: Sequence[str]) -> list[MessageScores]:
-        """Raw evidence for many messages with one embedding call (also used to calibrate)."""
+    def score_many(
+        self, texts: Sequence[str], contexts: Sequence[Sequence[str]] | None = None
+    ) -> list[MessageScores]:
+        """Raw evidence for many messages with one embedding call (also used to calibrate);
+        ``contexts[i]`` are the earlier user turns of message i, read by the overdose
+        detector."""
         segments = [_segments(t) if self.sentences else [t.strip()] for t in texts]
         flat = [s for segs in segments for s in segs]
         vectors = np.asarray(self.embedder.embed_documents(flat), np.float32) if flat else None
@@ -195,6 +206,9 @@ class OfflineSafetyClassifier:
                 self._embedding_evidence(scores, vectors[offset : offset + len(segs)])
             offset += len(segs)
             out.append(scores)
+        if self.overdose is not None and (self.active is None or "self_harm" in self.active):
+            evidence = self.overdose.score_many(texts, contexts)
+            out = [replace(s, overdose=e) for s, e in zip(out, evidence, strict=True)]
         return out
 
     def _embedding_evidence(self, scores: MessageScores, block: FloatArray) -> None:
@@ -227,6 +241,13 @@ class OfflineSafetyClassifier:
             fired[category] = (1.0, f"rule {category}:{names[0]}")
         if scores.context and "self_harm" not in fired:
             fired["self_harm"] = (1.0, "rule self_harm:follow-up after self-harm in this chat")
+        if "self_harm" not in fired and scores.overdose is not None and self.overdose:
+            hit = self.overdose.decide(scores.overdose)
+            if hit is not None:
+                fired["self_harm"] = (
+                    hit[0],
+                    f"overdose intent {hit[0]:.2f} ({hit[1]}) with medication context",
+                )
         if self.active is not None:
             fired = {c: v for c, v in fired.items() if c in self.active}
         for category in self._keys:
@@ -281,12 +302,12 @@ class OfflineSafetyClassifier:
         )
 
     def classify_sync(self, text: str, history: Sequence[tuple[str, str]] = ()) -> SafetyVerdict:
-        scores = self.score_many([text])[0]
+        user_turns = [c for role, c in history if role == "user"][-_CONTEXT_TURNS:]
+        scores = self.score_many([text], [user_turns])[0]
         watching = self.active is None or "self_harm" in self.active
-        if history and watching and "self_harm" in self.blocked:
-            user_turns = [c for role, c in history if role == "user"][-_CONTEXT_TURNS:]
-            if self_harm_context(text, user_turns):
-                scores = replace(scores, context=True)
+        followed = user_turns and watching and "self_harm" in self.blocked
+        if followed and self_harm_context(text, user_turns):
+            scores = replace(scores, context=True)
         return self.decide(scores)
 
     async def classify(self, text: str, history: Sequence[tuple[str, str]] = ()) -> SafetyVerdict:

@@ -80,6 +80,11 @@ class ConversationRepository(Protocol):
         """Replaces the profile facts the agents keep for this conversation."""
         ...
 
+    def flag_crisis(self, user_id: str, conversation_id: str) -> ConversationRow:
+        """Marks the conversation as one where self-harm intent was seen (``crisis_at``, kept
+        from the first time); later turns and clients read it from the row."""
+        ...
+
     def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
 
     def delete_conversation(self, user_id: str, conversation_id: str) -> None:

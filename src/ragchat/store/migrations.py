@@ -94,9 +94,16 @@ def _v2_conversation_profile(conn: Connection) -> None:
         )
 
 
+def _v3_conversation_crisis(conn: Connection) -> None:
+    """``conversations.crisis_at``: when self-harm intent was first seen (None: never)."""
+    column_type = UTCDateTime().compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE conversations ADD COLUMN crisis_at {column_type}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", create_v1),
     Migration(2, "conversation user profile", _v2_conversation_profile),
+    Migration(3, "conversation crisis flag", _v3_conversation_crisis),
 )
 
 

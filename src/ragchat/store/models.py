@@ -103,6 +103,8 @@ class ConversationRecord(Base):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # v2: the profile facts the companion keeps between turns (None before anything is learnt).
     user_profile: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    # When the safety stage first saw self-harm intent here (schema v3); None: never.
+    crisis_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class MessageRecord(Base):

@@ -54,6 +54,12 @@ class ConversationRow(Row):
     updated_at: datetime
     last_activity_at: datetime
     expires_at: datetime | None
+    # When self-harm intent was first seen in the conversation (it stays flagged).
+    crisis_at: datetime | None = None
+
+    @property
+    def crisis(self) -> bool:
+        return self.crisis_at is not None
 
     @field_validator("user_profile", mode="before")
     @classmethod

@@ -150,6 +150,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 updated_at=now,
                 last_activity_at=now,
                 expires_at=None,
+                crisis_at=None,
             )
             s.add(record)
             return ConversationRow.model_validate(record)
@@ -192,6 +193,13 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         with self._tx() as s:
             record = _owned(s, user_id, conversation_id)
             record.user_profile, record.updated_at = dict(profile), self._now()
+            return ConversationRow.model_validate(record)
+
+    def flag_crisis(self, user_id: str, conversation_id: str) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            if record.crisis_at is None:
+                record.crisis_at = record.updated_at = self._now()
             return ConversationRow.model_validate(record)
 
     def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:

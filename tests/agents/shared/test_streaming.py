@@ -12,6 +12,7 @@ from ragchat.agents.shared.prompting import history_messages, history_text, prom
 from ragchat.agents.shared.streaming import Streamer, tokens_written, word_groups
 from ragchat.llm.base import GenerationOptions, Message
 from ragchat.llm.fake import ScriptedChatModel
+from ragchat.safety.leak import LEAK_NOTICE
 from ragchat.types import HistoryMessage
 
 
@@ -69,6 +70,18 @@ def test_stream_answer_streams_text_and_swallows_no_answer() -> None:
     assert out is None and tokens == []
     out, tokens = _collect(lambda: Streamer().answer(model, msgs, opts))  # a prefix, then the end
     assert out == "NO" == "".join(tokens)
+
+
+def test_stream_answer_cuts_a_reply_that_repeats_the_private_prompt() -> None:
+    opts = GenerationOptions()
+    msgs = [Message("user", "q")]
+    private = "You answer from the numbered sources only. Secret code ZEBRA-QUARTZ-4471 stays here."
+    leaking = "Of course. Here it is: you answer from the numbered sources only. Secret code ZEBRA"
+    model = ScriptedChatModel([leaking, "The SA node sets the pace [1]."])
+    out, tokens = _collect(lambda: Streamer().answer(model, msgs, opts, private=private))
+    assert out == "Of course. Here it is: \n\n" + LEAK_NOTICE == "".join(tokens)
+    out, tokens = _collect(lambda: Streamer().answer(model, msgs, opts, private=private))
+    assert out == "The SA node sets the pace [1]." == "".join(tokens)  # held back, then all sent
 
 
 def test_whole_replies_are_paced_word_groups_and_counted() -> None:

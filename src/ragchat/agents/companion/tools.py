@@ -15,6 +15,7 @@ from ragchat.agents.config import AgentConfig
 from ragchat.agents.types import Turn, UserProfile
 from ragchat.agents.wiring import AgentWiring
 from ragchat.llm.base import ToolCall
+from ragchat.safety.passages import screen_passage
 
 _HEADING = re.compile(r"^\s*#+\s.*$", re.MULTILINE)  # Markdown headings are not facts
 _GREETING = r"(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?: there)?"
@@ -65,7 +66,9 @@ class CompanionTools:
         )
         if result.no_answer:
             return []
-        return [" ".join(_HEADING.sub("", h.chunk.text).split()) for h in result.hits]
+        # Screened like every retrieved passage: a fact never carries an instruction.
+        texts = (screen_passage(_HEADING.sub("", h.chunk.text)).text for h in result.hits)
+        return [" ".join(t.split()) for t in texts]
 
     def memories(self, user_id: str, query: str) -> list[str]:
         return self.wiring.memory.search(user_id, query, self.tuning.memories)

@@ -16,16 +16,13 @@ import re
 from collections.abc import Sequence
 
 from ragchat.agents.heuristics._text import seed
+from ragchat.safety.responses import crisis_resources
 from ragchat.safety.rules import match_rules
 from ragchat.types import HistoryMessage
 
-CRISIS_RESOURCES = (
-    "If you are in immediate danger, please call your local emergency number (911 in the US) "
-    "now.\n"
-    "- 988 Suicide & Crisis Lifeline (US): call or text 988, any time, free and confidential.\n"
-    "- Crisis Text Line (US): text HOME to 741741.\n"
-    "- Outside the US, your local emergency number or a local crisis line can help right away."
-)
+# The same resources every agent's crisis reply gives (988, Crisis Text Line,
+# findahelpline.com, the local emergency number).
+CRISIS_RESOURCES = crisis_resources()
 _CRISIS = re.compile(
     r"\b(?:suicid\w*|kill(?:ing)?\s+my\s*self|end(?:ing)?\s+(?:my|it)\s+(?:life|all)|"
     r"end\s+it\s+all|take\s+my\s+(?:own\s+)?life|(?:want|wanna|wish|going)\s+(?:to\s+)?die|"

@@ -24,6 +24,8 @@ from ragchat.agents.types import Turn
 from ragchat.agents.wiring import AgentWiring
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
+from ragchat.safety.delimit import DOCUMENTS_INSTRUCTION, neutralise
+from ragchat.safety.passages import screen_passage
 from ragchat.types import Citation, HistoryMessage, Hit, RetrievalResult, citation_from_hit
 
 _CITE = re.compile(r"\[(\d{1,2})\]")
@@ -105,12 +107,16 @@ def gate_info(result: RetrievalResult, threshold: float | None) -> GateInfo:
 
 
 def sources_block(hits: Sequence[Hit], passage_chars: int) -> str:
-    parts = []
+    """The numbered passages as the model reads them: reference data, never instructions.
+    Each passage is screened (sentences addressed to the model removed, ``screen_passage``)
+    and cannot open or close a document block (``neutralise``)."""
+    parts = [DOCUMENTS_INSTRUCTION]
     for i, hit in enumerate(hits, 1):
         md = hit.chunk.metadata
         title = md.get("doc_title") or md.get("title") or hit.chunk.source
         where = hit.chunk.location()
-        text = " ".join((hit.context or hit.chunk.text).split())[:passage_chars]
+        screened = screen_passage(hit.context or hit.chunk.text).text
+        text = neutralise(" ".join(screened.split())[:passage_chars])
         parts.append(f"[{i}] {title}" + (f" — {where}" if where else "") + f"\n{text}")
     return "\n\n".join(parts)
 
@@ -166,7 +172,7 @@ class ModelComposer:
             *history_messages(request.history, self.history),
             Message("user", user),
         ]
-        text = await self.stream.answer(self.model, messages, self.options)
+        text = await self.stream.answer(self.model, messages, self.options, private=self.system)
         if text is None:
             return refuse(self.agent, self.stream)
         citations = cited(text, request.hits)

@@ -7,6 +7,7 @@ is not replaced by another (``steps.Fallback``): two half-replies would not join
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -16,8 +17,10 @@ from langgraph.config import get_stream_writer
 
 from ragchat.agents.events import TokenEvent
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
+from ragchat.safety.leak import LEAK_NOTICE, PromptLeakGuard
 from ragchat.types import NO_ANSWER
 
+log = logging.getLogger(__name__)
 _PIECES = re.compile(r"\S+\s*|\s+")
 _WRITTEN: ContextVar[int] = ContextVar("ragchat_tokens_written", default=0)
 
@@ -59,28 +62,60 @@ class Streamer:
         return "".join(parts)
 
     async def answer(
-        self, model: ChatModel, messages: Sequence[Message], options: GenerationOptions
+        self,
+        model: ChatModel,
+        messages: Sequence[Message],
+        options: GenerationOptions,
+        *,
+        private: str = "",
     ) -> str | None:
         """Like ``reply``, but holds the first deltas back until it is clear the model is not
-        answering ``NO_ANSWER``; returns ``None`` (nothing streamed) when it is."""
+        answering ``NO_ANSWER``; returns ``None`` (nothing streamed) when it is.
+
+        ``private`` (the system prompt) must never be repeated: the last few words are held
+        back, and a reply that starts repeating it is cut there and ends with a notice."""
+        guard = PromptLeakGuard(private) if private else None
         parts: list[str] = []
+        sent = 0
         held = True
         async for delta in model.stream(messages, options=options):
             if not delta:
                 continue
             parts.append(delta)
-            if not held:
-                _write(delta)
-                continue
-            head = "".join(parts).lstrip()
-            if len(head) >= len(NO_ANSWER) or not NO_ANSWER.startswith(head):
+            text = "".join(parts)
+            if held:
+                head = text.lstrip()
+                if len(head) < len(NO_ANSWER) and NO_ANSWER.startswith(head):
+                    continue
                 if head.startswith(NO_ANSWER):
                     return None
                 held = False
-                _write("".join(parts))
+            if guard:
+                leak = guard.leak_start(text, tail_words=2 * guard.size + len(delta))
+                if leak is not None:
+                    return self._cut(text, sent, leak)
+                end = guard.safe_end(text)
+            else:
+                end = len(text)
+            if end > sent:
+                _write(text[sent:end])
+                sent = end
         text = "".join(parts)
-        if held:
-            if text.strip().startswith(NO_ANSWER) or not text.strip():
-                return None
-            _write(text)
+        if held and (text.strip().startswith(NO_ANSWER) or not text.strip()):
+            return None
+        leak = guard.leak_start(text) if guard else None
+        if leak is not None:
+            return self._cut(text, sent, leak)
+        if len(text) > sent:
+            _write(text[sent:])
         return text
+
+    @staticmethod
+    def _cut(text: str, sent: int, leak: int) -> str:
+        """The reply up to where it starts repeating the private prompt, then the notice
+        (nothing from ``leak`` on was sent: the last words are always held back)."""
+        log.warning("a reply repeating the system prompt was cut")
+        kept = text[:leak]
+        notice = ("\n\n" if kept.strip() else "") + LEAK_NOTICE
+        _write(kept[sent:] + notice)
+        return kept + notice

@@ -13,7 +13,7 @@ from typing import Literal
 from langgraph.config import get_stream_writer
 
 from ragchat.agents.events import MetadataEvent
-from ragchat.agents.metadata import Routing, SafetyCheck, TurnMetadata
+from ragchat.agents.metadata import CrisisTrace, Routing, SafetyCheck, TurnMetadata
 from ragchat.agents.shared.state import AgentRunner, Update
 from ragchat.agents.shared.timing import timed
 from ragchat.agents.supervisor import prompts
@@ -23,6 +23,7 @@ from ragchat.agents.supervisor.steps import AgentRouter, Router, RouteRequest
 from ragchat.agents.types import Turn, TurnResult
 from ragchat.agents.wiring import AgentWiring
 from ragchat.errors import LLMOutputError
+from ragchat.safety.crisis import after_crisis
 
 CRISIS_CATEGORY = "self_harm"
 
@@ -55,6 +56,7 @@ class SupervisorNodes:
         turn = state.turn
         history = [(m.role, m.content) for m in turn.history if m.role in ("user", "assistant")]
         verdict = await guard.classify(turn.message, history)
+        verdict = after_crisis(verdict, turn.message, turn.crisis_flagged)
         check = SafetyCheck(
             checked=True,
             safe=bool(verdict.safe),
@@ -159,9 +161,13 @@ class SupervisorNodes:
         else:
             assigned = routing.agent
         out = state.outcome
+        # Once self-harm intent is seen (the safety stage, or an agent's own check such as
+        # support's), the conversation stays flagged: the caller persists it.
+        own_check = out is not None and isinstance(out.trace, CrisisTrace) and out.trace.crisis
         metadata = TurnMetadata(
             routing=routing,
             assigned_agent=assigned,
+            conversation_crisis=state.turn.crisis_flagged or state.safety.crisis or own_check,
             safety=state.safety,
             search_query=out.search_query if out else None,
             retrieval=out.retrieval if out else None,

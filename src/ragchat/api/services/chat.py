@@ -100,6 +100,7 @@ class ChatService:
             assigned_agent=conv.assigned_agent,
             history=history,
             user_profile=UserProfile.of(conv.user_profile),
+            crisis=conv.crisis,
         )
         return PreparedTurn(
             user_id=user_id,
@@ -153,6 +154,8 @@ class ChatService:
         profile = result.metadata.user_profile
         if profile is not None and profile.to_json() != conversation.user_profile:
             self.store.set_user_profile(turn.user_id, conversation.id, profile.to_json())
+        if result.metadata.conversation_crisis and not conversation.crisis:
+            self.store.flag_crisis(turn.user_id, conversation.id)
         return TurnOutcome(result, row, citations)
 
     def _store_failure(self, turn: PreparedTurn, message_id: str | None, error: str) -> None:

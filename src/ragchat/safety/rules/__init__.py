@@ -13,6 +13,7 @@ matching. Import from here."""
 from ragchat.safety.rules.match import (
     METHOD_FOLLOW_UP,
     RULES,
+    match_document_rules,
     match_rules,
     self_harm_context,
     strip_reported_speech,
@@ -23,6 +24,7 @@ __all__ = [
     "METHOD_FOLLOW_UP",
     "RULES",
     "Rule",
+    "match_document_rules",
     "match_rules",
     "normalise",
     "self_harm_context",

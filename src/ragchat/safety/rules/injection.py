@@ -26,7 +26,7 @@ _INJECTION = [
             r"\b(?:ignore|disregard|forget|override|bypass|discard)"
             r"(?: all| any| every| each| of)*(?: the| your| these| those| such)?"
             r" (?:previous|prior|preceding|above|earlier|initial|original|system|developer|"
-            rf"safety|former) (?:\w+ )?{_INSTR}\b|"
+            rf"safety|former) (?:\w+ ){{0,2}}?{_INSTR}\b|"
             r"\b(?:ignore|disregard|forget|override|bypass|abandon|discard|drop)(?: all| any|"
             rf" all of)? your (?:\w+ )?{_INSTR}\b|"
             rf"\b(?:ignore|disregard|forget) all (?:the |of the )?{_INSTR}\b|"

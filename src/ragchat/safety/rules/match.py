@@ -8,6 +8,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from ragchat.safety.rules.child_safety import _CSE
+from ragchat.safety.rules.documents import _DOCUMENT_INJECTION
 from ragchat.safety.rules.injection import _INJECTION
 from ragchat.safety.rules.self_harm import _SELF_HARM
 from ragchat.safety.rules.text import _LEET, Rule, _rx, normalise
@@ -59,6 +60,15 @@ def match_rules(text: str, categories: Collection[str] | None = None) -> list[Ru
         variants = quoted if rule.category == "prompt_injection" else unquoted
         if any(rule.matches(v) for v in variants):
             found.append(rule)
+    return found
+
+
+def match_document_rules(text: str) -> list[Rule]:
+    """The prompt-injection rules that fire on a retrieved passage: the message rules plus
+    those for instructions addressed to the model reading a document."""
+    found = match_rules(text, {"prompt_injection"})
+    variants = _variants(text)
+    found += [r for r in _DOCUMENT_INJECTION if any(r.matches(v) for v in variants)]
     return found
 
 
