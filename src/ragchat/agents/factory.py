@@ -40,10 +40,13 @@ def build_engine(
     process memory. ``kb_opener`` opens a knowledge base by name (default: from
     ``settings.kb_root``); ``hidden_documents(kb, user)`` lists the documents a user may not
     see (default: everyone sees everything)."""
-    if embedder is None:
-        from ragchat import resources
+    from ragchat import resources
 
-        embedder = resources.embedder(settings)
+    # Every user of the embedder (safety, routing, retrieval, composition, memory) shares one
+    # fast path: one query vector per turn, cached sentence vectors, micro-batched calls.
+    embedder = (
+        resources.embedder(settings) if embedder is None else resources.fast(embedder, settings)
+    )
     if safety == OFFLINE:
         from ragchat.safety.offline import OfflineSafetyClassifier
 

@@ -88,8 +88,12 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     app_config = given.app_config or (
         engine.app_config if engine is not None else load_config(settings.config_file)
     )
-    embedder = given.embedder or (
-        engine.embedder if engine is not None else resources.embedder(settings)
+    embedder = (
+        resources.fast(given.embedder, settings)  # one fast path shared with the engine
+        if given.embedder is not None
+        else engine.embedder
+        if engine is not None
+        else resources.embedder(settings)
     )
     bootstrap = given.bootstrap
     if bootstrap is None:

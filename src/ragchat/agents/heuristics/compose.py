@@ -23,7 +23,8 @@ and the answer is NO_ANSWER.
 
 Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted
 by overlap, matched-child sentences and hit rank) are embedded, together with their
-contextualised forms, in ONE ``embed_documents`` call.
+contextualised forms, in ONE ``embed_documents`` call; an embedder with a per-chunk sentence
+cache (``index/cache.py``) embeds only the sentences it has not seen in that chunk.
 
 Questions, headings and fragments of under ``MIN_WORDS`` words are never candidates. The best
 sentence leads; the others must reach ``RELATIVE_FLOOR`` of its score and not repeat a chosen
@@ -50,6 +51,7 @@ from ragchat.agents.heuristics._text import (
 )
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
+from ragchat.index.cache import embed_sentences
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -274,8 +276,10 @@ def compose_answer(
     with_ctx = [i for i, c in enumerate(cands) if c.label]
     plain = [strip_speaker(c.text) for c in cands]
     texts = plain + [f"{cands[i].label}: {plain[i]}" for i in with_ctx]
+    owners = [hits[c.hit_rank].chunk.chunk_id for c in cands]
+    owners += [owners[i] for i in with_ctx]
     query_vec = np.asarray(embedder.embed_query(query), dtype=np.float32)
-    vecs = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    vecs = embed_sentences(embedder, owners, texts)  # cached per chunk: see index/cache.py
     sent_vecs = vecs[: len(cands)]
     dense = sent_vecs @ query_vec
     ctx_dense = dense.copy()
