@@ -42,6 +42,9 @@ class EmbeddingSettings(BaseModel):
     max_batch: int = Field(default=64, ge=1)
     query_cache: int = Field(default=1024, ge=0)
     sentence_cache: int = Field(default=20_000, ge=0)
+    # Offline (no chat model): ``ragchat serve`` embeds the knowledge bases' quotable sentences
+    # in the background at start-up, so the first questions do not pay for them.
+    prewarm_sentences: bool = True
 
 
 class RerankerSettings(BaseModel):

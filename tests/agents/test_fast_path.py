@@ -13,6 +13,7 @@ from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import load_config
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.factory import build_engine
+from ragchat.agents.shared.prewarm import prewarm_sentences
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.index.fake import HashingEmbedder
 from ragchat.settings import Settings
@@ -24,11 +25,15 @@ def fake() -> HashingEmbedder:
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory, fake: HashingEmbedder) -> ChatEngine:
+def settings(tmp_path_factory: pytest.TempPathFactory, fake: HashingEmbedder) -> Settings:
     settings = Settings(data_dir=Path(tmp_path_factory.mktemp("fast-path")), config_file=None)
-    app_config = load_config()
-    ensure_knowledge_bases(settings, app_config, fake)
-    engine = build_engine(settings, app_config, embedder=fake)  # with the offline safety check
+    ensure_knowledge_bases(settings, load_config(), fake)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def engine(settings: Settings, fake: HashingEmbedder) -> ChatEngine:
+    engine = build_engine(settings, load_config(), embedder=fake)  # with the offline safety check
     engine.warm_up()  # the router's cards (one of them is a test message) are embedded here
     return engine
 
@@ -70,3 +75,18 @@ def test_a_repeated_question_embeds_no_sentence_again(
     second = _turn(engine, message, "medical")
     assert second.reply == first.reply
     assert sum(fake.embedded.values()) == 0  # the message and every sentence were cached
+
+
+def test_prewarmed_sentences_leave_a_turn_only_its_question_to_embed(
+    settings: Settings, fake: HashingEmbedder
+) -> None:
+    engine = build_engine(settings, load_config(), embedder=fake)  # fresh caches
+    engine.warm_up()
+    assert prewarm_sentences(engine) > 100
+    assert engine.embedder.stats()["sentences_prewarmed"] is True  # type: ignore[attr-defined]
+    fake.embedded.clear()
+    message = "Which medicines interact with migraine treatment?"
+    result = _turn(engine, message, "medical")
+    assert result.citations and fake.embedded[message] == 1
+    quoted = " ".join(result.reply.split())
+    assert not [t for t in fake.embedded if t != message and t[:40] in quoted]

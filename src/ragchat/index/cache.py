@@ -46,8 +46,9 @@ class _LRU:
     def put(self, key: Hashable, vec: Vector) -> None:
         if self.capacity <= 0:
             return
-        vec = np.array(vec, dtype=np.float32)  # an own, read-only copy: callers cannot alter it
-        vec.flags.writeable = False
+        if vec.flags.writeable:  # an own, read-only copy: callers cannot alter it
+            vec = np.array(vec, dtype=np.float32)
+            vec.flags.writeable = False
         with self._lock:
             self._data[key] = vec
             self._data.move_to_end(key)
@@ -73,6 +74,10 @@ class CachedEmbedder:
         self.symmetric = bool(getattr(inner, "symmetric", False))
         self._texts = _LRU(queries)
         self._sentences = _LRU(sentences)
+        # The same sentence reached through another chunk (a neighbour-expanded context, two
+        # children of one parent) reuses the vector: content-addressed, so never stale.
+        self._by_text = _LRU(sentences)
+        self.prewarmed = False  # set when the knowledge bases' sentences were embedded ahead
 
     def _key(self, text: str, *, query: bool) -> Hashable:
         return text if self.symmetric else (query, text)
@@ -94,14 +99,32 @@ class CachedEmbedder:
     def embed_owned(self, owners: Sequence[str], texts: Sequence[str]) -> Matrix:
         """Vectors of ``texts`` (sentences of the chunks ``owners``), computed once per chunk
         and sentence text; misses are embedded in one call."""
-        keys = [(o, text_key(t)) for o, t in zip(owners, texts, strict=True)]
-        return self._fill(keys, texts, self._sentences)
+        hashes = [text_key(t) for t in texts]
+        keys = [(o, h) for o, h in zip(owners, hashes, strict=True)]
+        return self._fill(keys, texts, self._sentences, hashes)
 
-    def _fill(self, keys: Sequence[Hashable], texts: Sequence[str], memo: _LRU) -> Matrix:
+    def stats(self) -> dict[str, object]:
+        return {
+            "cached_queries": len(self._texts),
+            "cached_sentences": len(self._sentences),
+            "sentences_prewarmed": self.prewarmed,
+        }
+
+    def _fill(
+        self,
+        keys: Sequence[Hashable],
+        texts: Sequence[str],
+        memo: _LRU,
+        hashes: Sequence[bytes] | None = None,
+    ) -> Matrix:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}  # text → rows: one text of several chunks, once
         for i, key in enumerate(keys):
             vec = memo.get(key)
+            if vec is None and hashes is not None:
+                vec = self._by_text.get(hashes[i])
+                if vec is not None:
+                    memo.put(key, vec)
             if vec is None:
                 missing.setdefault(texts[i], []).append(i)
             else:
@@ -111,6 +134,8 @@ class CachedEmbedder:
             for rows, vec in zip(missing.values(), vecs, strict=True):
                 for i in rows:
                     memo.put(keys[i], vec)
+                if hashes is not None:
+                    self._by_text.put(hashes[rows[0]], vec)
                 out[rows] = vec
         return out
 
