@@ -13,7 +13,7 @@ from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import load_config
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.factory import build_engine
-from ragchat.agents.shared.prewarm import prewarm_sentences
+from ragchat.agents.shared.prewarm import prewarm_sentences, sentence_file
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.index.fake import HashingEmbedder
 from ragchat.settings import Settings
@@ -90,3 +90,14 @@ def test_prewarmed_sentences_leave_a_turn_only_its_question_to_embed(
     assert result.citations and fake.embedded[message] == 1
     quoted = " ".join(result.reply.split())
     assert not [t for t in fake.embedded if t != message and t[:40] in quoted]
+
+
+def test_a_restarted_server_loads_its_sentence_vectors(
+    settings: Settings, fake: HashingEmbedder
+) -> None:
+    prewarm_sentences(build_engine(settings, load_config(), embedder=fake))
+    assert sentence_file(settings.data_dir).is_file()
+    restarted = build_engine(settings, load_config(), embedder=fake)  # fresh caches
+    fake.embedded.clear()
+    assert prewarm_sentences(restarted) > 100
+    assert sum(fake.embedded.values()) == 0  # every sentence came from the saved file

@@ -4,6 +4,7 @@ call per new text, keys that follow the sentence text."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -124,3 +125,28 @@ def test_fast_embedder_wraps_once() -> None:
     assert isinstance(fast.inner, MicroBatchingEmbedder)
     assert fast_embedder(fast) is fast
     assert isinstance(fast_embedder(HashingEmbedder(), max_batch=1).inner, HashingEmbedder)  # type: ignore[attr-defined]
+
+
+def test_sentence_vectors_survive_a_restart(tmp_path: Path) -> None:
+    first = CachedEmbedder(HashingEmbedder())
+    vecs = first.embed_owned(["c1"] * 3, SENTENCES)
+    path = tmp_path / "cache" / "sentences.npz"
+    assert first.save_sentences(path) == 3
+
+    inner = HashingEmbedder()
+    restarted = CachedEmbedder(inner)
+    assert restarted.load_sentences(path) == 3
+    # Found by content, whichever chunk now holds the sentence.
+    np.testing.assert_array_equal(restarted.embed_owned(["other"] * 3, SENTENCES), vecs)
+    assert inner.calls == 0
+
+
+def test_saved_vectors_of_another_model_or_a_broken_file_are_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "sentences.npz"
+    other = CachedEmbedder(HashingEmbedder(model_name="other"))
+    other.embed_owned(["c"], SENTENCES[:1])
+    other.save_sentences(path)
+    assert CachedEmbedder(HashingEmbedder()).load_sentences(path) == 0
+    path.write_bytes(b"not a numpy file")
+    assert CachedEmbedder(HashingEmbedder()).load_sentences(path) == 0
+    assert CachedEmbedder(HashingEmbedder()).load_sentences(tmp_path / "missing.npz") == 0

@@ -13,15 +13,18 @@ every reply, although the same chunks come back turn after turn. ``CachedEmbedde
   text: a change in how sentences are split or cleaned gives new keys, never a stale vector.
 
 Both memos are bounded LRUs, thread-safe; large ``embed_documents`` calls (ingestion) pass
-through uncached.
+through uncached. The sentence vectors can be saved and loaded by content hash
+(``save_sentences``/``load_sentences``): the server keeps them across restarts.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -58,9 +61,16 @@ class _LRU:
     def __len__(self) -> int:
         return len(self._data)
 
+    def items(self) -> list[tuple[Hashable, Vector]]:
+        with self._lock:
+            return list(self._data.items())
+
+
+_HASH_BYTES = 16
+
 
 def text_key(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=_HASH_BYTES).digest()
 
 
 class CachedEmbedder:
@@ -102,6 +112,46 @@ class CachedEmbedder:
         hashes = [text_key(t) for t in texts]
         keys = [(o, h) for o, h in zip(owners, hashes, strict=True)]
         return self._fill(keys, texts, self._sentences, hashes)
+
+    def save_sentences(self, path: Path) -> int:
+        """Writes the sentence memo (vectors by content hash) for ``load_sentences`` after a
+        restart; atomic (a crash leaves the old file or none). Returns the entries written."""
+        items = [(h, v) for h, v in self._by_text.items() if isinstance(h, bytes)]
+        hashes = np.frombuffer(b"".join(h for h, _ in items), dtype=np.uint8)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("wb") as fh:
+            np.savez(
+                fh,
+                model=np.array(self.model_name),
+                hashes=hashes.reshape(-1, _HASH_BYTES),
+                vectors=(
+                    np.stack([v for _, v in items])
+                    if items
+                    else np.zeros((0, self.dim), dtype=np.float32)
+                ),
+            )
+        os.replace(tmp, path)
+        return len(items)
+
+    def load_sentences(self, path: Path) -> int:
+        """Vectors saved by ``save_sentences`` for this model and dimension (a file of another
+        model, or unreadable, is ignored: they are recomputed). Returns the entries loaded."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                model, hashes, vectors = str(data["model"]), data["hashes"], data["vectors"]
+        except (OSError, ValueError, KeyError):
+            return 0
+        if (
+            model != self.model_name
+            or vectors.ndim != 2
+            or vectors.shape[1] != self.dim
+            or hashes.shape != (len(vectors), _HASH_BYTES)
+        ):
+            return 0
+        for h, vec in zip(hashes, vectors.astype(np.float32), strict=True):
+            self._by_text.put(h.tobytes(), vec)
+        return len(hashes)
 
     def stats(self) -> dict[str, object]:
         return {

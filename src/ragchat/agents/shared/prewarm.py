@@ -11,11 +11,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.heuristics.compose import warm_sentences
 from ragchat.errors import RagchatError
 from ragchat.index.base import ListsChildren
+from ragchat.index.cache import CachedEmbedder
 from ragchat.retrieve.postprocess import resolve_parents
 from ragchat.types import Hit
 
@@ -33,7 +35,30 @@ def prewarm_sentences(engine: ChatEngine, stop: threading.Event | None = None) -
     names = {a.knowledge_base for a in engine.agents.values() if a.knowledge_base}
     count = 0
     start = time.perf_counter()
-    for name in sorted(names):
+    embedder = wiring.embedder
+    saved = sentence_file(wiring.settings.data_dir)
+    if isinstance(embedder, CachedEmbedder):
+        loaded = embedder.load_sentences(saved)
+        log.info("sentence vectors: %d loaded from %s", loaded, saved)
+    try:
+        count = _warm(engine, sorted(names), capacity, stop)
+    finally:
+        if isinstance(embedder, CachedEmbedder):
+            embedder.save_sentences(saved)
+    log.info("sentence vectors ready: %d texts in %.1f s", count, time.perf_counter() - start)
+    return count
+
+
+def sentence_file(data_dir: Path) -> Path:
+    """Where the server keeps its sentence vectors between runs (content-addressed: a changed
+    document or sentence splitting only adds entries; another model's file is ignored)."""
+    return data_dir / "cache" / "sentence-vectors.npz"
+
+
+def _warm(engine: ChatEngine, names: list[str], capacity: int, stop: threading.Event | None) -> int:
+    wiring = engine.wiring
+    count = 0
+    for name in names:
         try:
             kb = wiring.knowledge.knowledge_base(name)
         except RagchatError as exc:
@@ -43,13 +68,14 @@ def prewarm_sentences(engine: ChatEngine, stop: threading.Event | None = None) -
             continue
         children = kb.children()
         for i in range(0, len(children), GROUP):
-            if (stop is not None and stop.is_set()) or count >= capacity:
+            if stop is not None and stop.is_set():
                 return count
+            if count >= capacity:
+                break
             hits = [Hit(c, 0.0) for c in children[i : i + GROUP]]
             count += warm_sentences(resolve_parents(kb, hits, len(hits)), wiring.embedder)
-    if hasattr(wiring.embedder, "prewarmed"):
+    if isinstance(wiring.embedder, CachedEmbedder):
         wiring.embedder.prewarmed = True
-    log.info("sentence vectors ready: %d texts in %.1f s", count, time.perf_counter() - start)
     return count
 
 
