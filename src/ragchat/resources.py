@@ -4,6 +4,7 @@ The CLI and the server call these; nothing here parses user input or prints."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,10 +18,38 @@ SAMPLE_KB_DIR = Path(__file__).parent / "sample_kb"
 SAMPLE_KBS = ("medical", "parenting", "textbook", "companion")
 
 
+# The packaged model is loaded once per process (``load_embedder``); so is its fast path.
+_FAST: dict[tuple[int, float, int, int, int], Embedder] = {}
+_FAST_LOCK = threading.Lock()
+
+
 def embedder(settings: Settings) -> Embedder:
+    """The configured model behind the micro-batcher and the vector caches; one per process
+    and configuration, so every user of it shares its batches and memos."""
     from ragchat.index.embedder import load_embedder
 
-    return load_embedder(settings)
+    inner = load_embedder(settings)  # cached for the process: its id is stable
+    cfg = settings.embedding
+    key = (id(inner), cfg.batch_wait_ms, cfg.max_batch, cfg.query_cache, cfg.sentence_cache)
+    with _FAST_LOCK:
+        if key not in _FAST:
+            _FAST[key] = fast(inner, settings)
+        return _FAST[key]
+
+
+def fast(inner: Embedder, settings: Settings) -> Embedder:
+    """``inner`` on the fast answer path (``index/cache.fast_embedder``); an embedder already
+    on it is returned as is."""
+    from ragchat.index.cache import fast_embedder
+
+    cfg = settings.embedding
+    return fast_embedder(
+        inner,
+        queries=cfg.query_cache,
+        sentences=cfg.sentence_cache,
+        batch_wait_ms=cfg.batch_wait_ms,
+        max_batch=cfg.max_batch,
+    )
 
 
 def open_kb(settings: Settings, name: str, emb: Embedder | None = None) -> WritableKB:

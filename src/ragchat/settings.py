@@ -35,6 +35,16 @@ class EmbeddingSettings(BaseModel):
     max_seq_length: int = Field(default=256, ge=8)
     # torch intra-op threads; 0 = torch's own choice. See docs/benchmarks.md for the measurement.
     threads: int = Field(default=1, ge=0)
+    # The fast answer path (``index/cache.py``, ``index/batching.py``): concurrent callers
+    # share one model call, gathered for at most ``batch_wait_ms`` (``max_batch`` 1 = off);
+    # query vectors and chunk sentence vectors are kept in bounded memos (0 = off).
+    batch_wait_ms: float = Field(default=2.0, ge=0.0, le=100.0)
+    max_batch: int = Field(default=64, ge=1)
+    query_cache: int = Field(default=1024, ge=0)
+    sentence_cache: int = Field(default=20_000, ge=0)
+    # Offline (no chat model): ``ragchat serve`` embeds the knowledge bases' quotable sentences
+    # in the background at start-up, so the first questions do not pay for them.
+    prewarm_sentences: bool = True
 
 
 class RerankerSettings(BaseModel):

@@ -40,14 +40,18 @@ def build_engine(
     configured Llama Guard as well, the stricter verdict winning), a ``SafetyClassifier``
     (standard refusals are added) or a ``SafetyGuard`` with its own, or None (messages are not
     classified). ``memory=None`` keeps long-term memory in process memory. ``kb_opener`` opens
-    a knowledge base by name (default: from ``settings.kb_root``); ``hidden_documents(kb, user)``
-    lists the documents a user may not see (default: everyone sees everything);
+    a knowledge base by name (default: from ``settings.kb_root``);
+    ``hidden_documents(kb, user, base)`` lists the documents a user may not see in the state
+    ``base`` being searched (default: everyone sees everything);
     ``document_labels(kb, user)`` names shared uploads as each user's own copy (default: as
     recorded)."""
-    if embedder is None:
-        from ragchat import resources
+    from ragchat import resources
 
-        embedder = resources.embedder(settings)
+    # Every user of the embedder (safety, routing, retrieval, composition, memory) shares one
+    # fast path: one query vector per turn, cached sentence vectors, micro-batched calls.
+    embedder = (
+        resources.embedder(settings) if embedder is None else resources.fast(embedder, settings)
+    )
     if safety == OFFLINE:
         from ragchat.safety.factory import build_safety
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -94,8 +95,12 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     app_config = given.app_config or (
         engine.app_config if engine is not None else load_config(settings.config_file)
     )
-    embedder = given.embedder or (
-        engine.embedder if engine is not None else resources.embedder(settings)
+    embedder = (
+        resources.fast(given.embedder, settings)  # one fast path shared with the engine
+        if given.embedder is not None
+        else engine.embedder
+        if engine is not None
+        else resources.embedder(settings)
     )
     bootstrap = given.bootstrap
     if bootstrap is None:
@@ -142,6 +147,17 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     return state
 
 
+def _start_prewarm(settings: Settings, engine: object) -> threading.Event | None:
+    """Sentence vectors in the background (``agents/shared/prewarm.py``) for an engine built
+    here or injected; None when off or not a ``ChatEngine``."""
+    from ragchat.agents.engine import ChatEngine
+    from ragchat.agents.shared.prewarm import start_prewarm
+
+    if not settings.embedding.prewarm_sentences or not isinstance(engine, ChatEngine):
+        return None
+    return start_prewarm(engine)
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -166,6 +182,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = await run_sync(_build_state, settings, given)
         app.state.ragchat = state
+        prewarm = _start_prewarm(settings, state.engine.engine)
         cleaner = asyncio.create_task(
             state.sessions.run_periodically(api.session_cleanup_interval_s)
         )
@@ -176,6 +193,8 @@ def create_app(
             yield
         finally:
             cleaner.cancel()
+            if prewarm is not None:
+                prewarm.set()
             with suppress(asyncio.CancelledError):
                 await cleaner
             # In-flight ingestion finishes (a torn index is worse than a slow exit).

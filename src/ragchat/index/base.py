@@ -23,7 +23,11 @@ Rows = npt.NDArray[np.int64]
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Maps texts to L2-normalised float32 vectors, so inner product = cosine similarity."""
+    """Maps texts to L2-normalised float32 vectors, so inner product = cosine similarity.
+
+    An embedder may also set ``symmetric = True`` when ``embed_query(t)`` equals
+    ``embed_documents([t])[0]`` (no query prompt): the caches and the micro-batcher
+    (``cache.py``, ``batching.py``) then share vectors and batches between the two."""
 
     model_name: str
     dim: int

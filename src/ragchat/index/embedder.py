@@ -38,6 +38,10 @@ def resolve_model_path(name: str) -> str:
 
 
 class SentenceTransformerEmbedder:
+    # Queries and documents are encoded the same way (no query prompt), so a message embedded
+    # as a document serves as its query vector (``index/cache.py``, ``index/batching.py``).
+    symmetric = True
+
     def __init__(self, config: EmbeddingSettings, *, allow_downloads: bool = False) -> None:
         self.model_name = config.model
         self.batch_size = config.batch_size

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,10 +20,13 @@ def _bucket(token: str, dim: int) -> int:
 
 
 class HashingEmbedder:
+    symmetric = True  # embed_query(t) == embed_documents([t])[0]
+
     def __init__(self, dim: int = 256, model_name: str = "fake-hashing") -> None:
         self.dim = dim
         self.model_name = model_name
-        self.calls = 0
+        self.calls = 0  # model calls
+        self.embedded: Counter[str] = Counter()  # how often each text was embedded
 
     def _one(self, text: str) -> Vector:
         vec = np.zeros(self.dim, dtype=np.float32)
@@ -36,10 +40,12 @@ class HashingEmbedder:
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
         self.calls += 1
+        self.embedded.update(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._one(t) for t in texts]).astype(np.float32)
 
     def embed_query(self, text: str) -> Vector:
         self.calls += 1
+        self.embedded[text] += 1
         return self._one(text)

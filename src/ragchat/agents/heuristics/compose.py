@@ -23,7 +23,8 @@ and the answer is NO_ANSWER.
 
 Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted
 by overlap, matched-child sentences and hit rank) are embedded, together with their
-contextualised forms, in ONE ``embed_documents`` call.
+contextualised forms, in ONE ``embed_documents`` call; an embedder with a per-chunk sentence
+cache (``index/cache.py``) embeds only the sentences it has not seen in that chunk.
 
 Questions, headings and fragments of under ``MIN_WORDS`` words are never candidates. The best
 sentence leads; the others must reach ``RELATIVE_FLOOR`` of its score and not repeat a chosen
@@ -50,6 +51,7 @@ from ragchat.agents.heuristics._text import (
 )
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
+from ragchat.index.cache import embed_sentences
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -235,6 +237,40 @@ def _with_marker(sentence: str, n: int) -> str:
     return f"{stripped} [{n}]"
 
 
+def _owner(hit: Hit) -> str:
+    """The chunk a candidate's text comes from: the parent whose text is the context."""
+    return hit.chunk.parent_id or hit.chunk.chunk_id
+
+
+def _embedding_inputs(
+    cands: Sequence[_Candidate], hits: Sequence[Hit]
+) -> tuple[list[int], list[str], list[str], list[str]]:
+    """(candidates with a label, their speaker-free texts, the owner chunk and the text of
+    every vector to embed: the plain sentences, then the labelled forms)."""
+    with_ctx = [i for i, c in enumerate(cands) if c.label]
+    plain = [strip_speaker(c.text) for c in cands]
+    texts = plain + [f"{cands[i].label}: {plain[i]}" for i in with_ctx]
+    owners = [_owner(hits[c.hit_rank]) for c in cands]
+    owners += [owners[i] for i in with_ctx]
+    return with_ctx, plain, owners, texts
+
+
+def warm_sentences(hits: Sequence[Hit], embedder: Embedder, *, batch: int = 32) -> int:
+    """Embeds every sentence ``compose_answer`` could quote from ``hits`` (each hit alone, so
+    none is skipped as a repeat of another) into the embedder's per-chunk cache, so a later
+    answer from these passages embeds only its question; ``batch`` texts per call, so live
+    turns are not stuck behind one long model call. Returns the number of texts."""
+    count = 0
+    for hit in hits:
+        cands = _candidates([hit])
+        if cands:
+            _, _, owners, texts = _embedding_inputs(cands, [hit])
+            for i in range(0, len(texts), batch):
+                embed_sentences(embedder, owners[i : i + batch], texts[i : i + batch])
+            count += len(texts)
+    return count
+
+
 def compose_answer(
     query: str,
     hits: Sequence[Hit],
@@ -271,11 +307,9 @@ def compose_answer(
 
     q_stems = content_stems(query)
     cands = _shortlist(cands, q_stems, max_embedded)
-    with_ctx = [i for i, c in enumerate(cands) if c.label]
-    plain = [strip_speaker(c.text) for c in cands]
-    texts = plain + [f"{cands[i].label}: {plain[i]}" for i in with_ctx]
+    with_ctx, plain, owners, texts = _embedding_inputs(cands, hits)
     query_vec = np.asarray(embedder.embed_query(query), dtype=np.float32)
-    vecs = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    vecs = embed_sentences(embedder, owners, texts)  # cached per chunk: see index/cache.py
     sent_vecs = vecs[: len(cands)]
     dense = sent_vecs @ query_vec
     ctx_dense = dense.copy()

@@ -58,7 +58,11 @@ class HealthService:
         """Blocking (a SELECT 1, an HTTP probe, manifest reads): call from a worker thread."""
         components = {
             "store": self._store(),
-            "embedder": Component("ok", f"{self.embedder.model_name} (dim {self.embedder.dim})"),
+            "embedder": Component(
+                "ok",
+                f"{self.embedder.model_name} (dim {self.embedder.dim})",
+                dict(getattr(self.embedder, "stats", dict)()),  # the fast path's caches
+            ),
             "reranker": self._reranker(),
             "llm": self._llm(),
         }
