@@ -179,4 +179,8 @@ class DocumentAccess:
         document's upload folder exists before the document is committed."""
         if not self._others_uploaded(kb, user_id):
             return ()
+        if self.registry.remote:
+            # A shared store's searched instance is long-lived and has no snapshot: read the
+            # registry's live instance, which every write replaces (and so refreshes the views).
+            base = None
         return tuple(v.row.doc_id for v in self.views(kb, base) if not v.visible_to(user_id))
