@@ -41,8 +41,10 @@ def ensure_corpus_kb(
         base.close()
 
 
-def app_config(kb: str, agent: str | None, config_file: Path | None) -> tuple[AppConfig, str]:
-    """An agents config file and one of its agents, or one ``rag`` agent over ``kb``."""
+def app_config(
+    kb: str, agent: str | None, config_file: Path | None, kind: str = "rag"
+) -> tuple[AppConfig, str]:
+    """An agents config file and one of its agents, or one agent of ``kind`` over ``kb``."""
     if config_file is not None:
         config = load_config(config_file)
         name = agent or next((n for n, a in config.agents.items() if a.knowledge_base), "")
@@ -54,7 +56,7 @@ def app_config(kb: str, agent: str | None, config_file: Path | None) -> tuple[Ap
         knowledge_bases={kb: KnowledgeBaseConfig()},
         agents={
             name: AgentConfig(
-                kind="rag",
+                kind=kind,
                 knowledge_base=kb,
                 description=f"Answers questions from the {kb} knowledge base.",
                 routable=True,

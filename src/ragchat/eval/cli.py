@@ -14,7 +14,7 @@ import typer
 from ragchat.cli_common import DataDir, KbName, command_scope, console, progress_bars
 from ragchat.errors import ConfigError
 from ragchat.eval.calibrate import calibrate, load_ood, print_calibration, write_calibration
-from ragchat.eval.cli_generation import answers, synth
+from ragchat.eval.cli_generation import answers, conversations, synth
 from ragchat.eval.cli_options import (
     ConfigFileOpt,
     LimitOpt,
@@ -192,4 +192,5 @@ def calibrate_gate(
 # Defined in ragchat.eval.cli_generation and registered after the retrieval commands, so that
 # ``ragchat eval --help`` lists them in this order.
 eval_app.command("answers")(answers)
+eval_app.command("conversations")(conversations)
 eval_app.command("synth")(synth)

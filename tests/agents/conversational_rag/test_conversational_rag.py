@@ -75,6 +75,31 @@ def test_scripted_model_reformulates_classifies_and_answers(make_engine: EngineF
     assert "How many naps" in model.requests[0][0][-1].content  # the history was used
 
 
+def test_scripted_reformulation_is_told_the_conversation_topic(make_engine: EngineFactory) -> None:
+    """The model sees the topic the conversation kept (ibuprofen), not the last drug named, and
+    is told how follow-ups resolve; its question is what is searched."""
+    model = ScriptedChatModel(
+        [
+            "How much ibuprofen should a two-year-old take?",
+            IntentChoice(intent="information", confidence=0.8, reasoning="a dosing question"),
+            "Follow the dosing chart for the child's weight [1].",
+        ]
+    )
+    chat = Chat(make_engine(chat_model=model))
+    chat.conversation.assigned_agent = "parenting"
+    chat.conversation.history = [
+        *Chat.pair("Tell me about ibuprofen for toddlers", "It eases fever and pain [1]."),
+        *Chat.pair("Can I give it with acetaminophen?", "Ask your pediatrician first [1]."),
+    ]
+    result = run(chat.say("How much should a two-year-old take?"))
+    system, user = model.requests[0][0][0].content, model.requests[0][0][-1].content
+    assert "Topic so far: ibuprofen" in user
+    assert "not to the last thing named" in system
+    md = result.metadata.traced(ConversationalTrace)
+    assert md.reformulated_query == "How much ibuprofen should a two-year-old take?"
+    assert result.metadata.search_query == md.reformulated_query
+
+
 def test_scripted_clarification_and_unknown_intent_fallback(make_engine: EngineFactory) -> None:
     model = ScriptedChatModel(
         [

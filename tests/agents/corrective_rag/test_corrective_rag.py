@@ -52,6 +52,19 @@ def test_follow_up_is_resolved_against_the_history(engine: ChatEngine) -> None:
     assert any(c.location == "Ibuprofen > Side effects" for c in result.citations)
 
 
+def test_a_follow_up_after_an_interaction_question_keeps_the_topic(engine: ChatEngine) -> None:
+    """After "Can I take it with warfarin?", "How much should an adult take?" is still about
+    ibuprofen, and the turn's metadata shows the query that was searched."""
+    chat = Chat(engine)
+    run(chat.say("Tell me about ibuprofen"))
+    second = run(chat.say("Can I take it with warfarin?"))
+    assert second.metadata.search_query == "Can I take ibuprofen with warfarin?"
+    result = run(chat.say("How much should an adult take?"))
+    query = result.metadata.to_json()["search_query"]
+    assert query == "How much ibuprofen should an adult take?"
+    assert result.citations and result.citations[0].title == "Ibuprofen"
+
+
 def test_small_talk_is_answered_without_retrieval(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("Hello there!", agent="medical"))
     trace = result.metadata.traced(CorrectiveTrace)

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.heuristics.reformulate import is_follow_up, reformulate, topic
+from ragchat.agents.heuristics.reformulate import (
+    conversation_topic,
+    is_follow_up,
+    reformulate,
+    subject,
+    topic,
+)
 from ragchat.types import HistoryMessage
 
 
@@ -107,7 +113,8 @@ def test_standalone_messages_are_unchanged(history: list[HistoryMessage], messag
         ("What does the sinoatrial node do?", "sinoatrial node"),
         ("Tell me about high blood pressure", "high blood pressure"),
         ("What are common migraine triggers?", "migraine"),
-        ("Is type 2 diabetes hereditary?", "type 2 diabetes hereditary"),
+        ("Is type 2 diabetes hereditary?", "type 2 diabetes"),
+        ("Is glutaric acidemia type I inherited?", "glutaric acidemia type I"),
         ("What should I do?", ""),
     ],
 )
@@ -121,3 +128,67 @@ def test_only_user_messages_give_the_topic() -> None:
         HistoryMessage("assistant", "Ibuprofen is an NSAID [1]."),
     ]
     assert reformulate("Is it safe?", history) == "Is amoxicillin safe?"
+
+
+# The conversation's subject is kept through follow-ups that name something else in passing.
+IBU_WARFARIN = conv("Tell me about ibuprofen", "Can I take it with warfarin?")
+
+
+def test_a_follow_up_keeps_the_topic_not_the_last_noun() -> None:
+    assert reformulate("Can I take it with warfarin?", conv("Tell me about ibuprofen")) == (
+        "Can I take ibuprofen with warfarin?"
+    )
+    assert conversation_topic(IBU_WARFARIN) == "ibuprofen"
+    assert reformulate("How much should an adult take?", IBU_WARFARIN) == (
+        "How much ibuprofen should an adult take?"
+    )
+    safe = reformulate("Is it safe in pregnancy?", IBU_WARFARIN)
+    assert safe == "Is ibuprofen safe in pregnancy?"
+
+
+def test_the_topic_holds_over_several_follow_ups() -> None:
+    history = conv(
+        "I'd like to learn about glutaric acidemia type I.",
+        "How common is it?",
+        "Which genetic changes are involved?",
+    )
+    assert conversation_topic(history) == "glutaric acidemia type I"
+    assert reformulate("Is it inherited?", history) == "Is glutaric acidemia type I inherited?"
+    assert reformulate("How is it treated?", history) == (
+        "How is glutaric acidemia type I treated?"
+    )
+
+
+def test_what_about_switches_the_topic_and_a_new_question_sets_it() -> None:
+    switched = conv("What are the side effects of ibuprofen?", "What about acetaminophen?")
+    assert conversation_topic(switched) == "acetaminophen"
+    assert reformulate("Is it safe for kids?", switched) == "Is acetaminophen safe for kids?"
+    fresh = conv("Tell me about ibuprofen", "Can I take it with food?", "What is migraine?")
+    assert conversation_topic(fresh) == "migraine"
+    assert reformulate("How is it treated?", fresh) == "How is migraine treated?"
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("I'd like to learn about KBG syndrome.", "KBG syndrome"),
+        ("I'd like to learn about Down syndrome.", "Down syndrome"),
+        ("Tell me about 15q13.3 microdeletion", "15q13.3 microdeletion"),
+        (
+            "Tell me about autoimmune polyglandular syndrome, type 1",
+            "autoimmune polyglandular syndrome, type 1",
+        ),
+        (
+            "Tell me about Urinary Tract Infections in Children",
+            "Urinary Tract Infections in Children",
+        ),
+        ("Tell me about ibuprofen dosage for kids, please", "ibuprofen"),
+        ("Tell me about hereditary angioedema", "hereditary angioedema"),
+        ("Tell me about type 2 diabetes treatment", "type 2 diabetes"),
+        ("Tell me about the side effects of ibuprofen", "ibuprofen"),
+        ("I want to learn about flu", "flu"),
+        ("What is ibuprofen used for?", "ibuprofen"),
+    ],
+)
+def test_subject_prefers_what_the_message_is_about(message: str, expected: str) -> None:
+    assert subject(message) == expected

@@ -2,7 +2,12 @@
 
 REFORMULATE = """Rewrite the user's latest message as a standalone question that can be
 understood without the conversation (replace "it", "that", "she" with what they refer to).
-If it is already standalone, return it unchanged. Reply with the question only."""
+"It" and a question with no subject refer to what the conversation is about (the topic the
+user asked about and kept talking about), not to the last thing named in passing: after
+"Tell me about ibuprofen" and "Can I take it with warfarin?", "How much should an adult take?"
+means "How much ibuprofen should an adult take?". Only an explicit switch ("what about
+aspirin?") changes the topic. If the message is already standalone, return it unchanged.
+Reply with the question only."""
 
 CLASSIFY = """Classify the user's request for an assistant about: {description}
 Intents:

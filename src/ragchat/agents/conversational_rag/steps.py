@@ -15,7 +15,11 @@ from ragchat.agents.conversational_rag.state import (
     Intent,
     IntentChoice,
 )
-from ragchat.agents.heuristics import IntentClassifier, clarifying_question
+from ragchat.agents.heuristics import (
+    IntentClassifier,
+    clarifying_question,
+    conversation_topic,
+)
 from ragchat.agents.shared import answering
 from ragchat.agents.shared.prompting import history_text, prompt
 from ragchat.agents.shared.steps import Step, choose
@@ -55,9 +59,15 @@ class ModelReformulator(_ModelStep):
         if not request.history:
             return request.message  # nothing to resolve against
         conversation = history_text(request.history, self.wiring.tuning.prompt_history_messages)
+        # The heuristic's tracked topic is a hint: it also covers turns older than the window.
+        about = conversation_topic(request.history)
+        hint = f"\nTopic so far: {about}" if about else ""
         messages = [
             Message("system", self._p("REFORMULATE", prompts.REFORMULATE)),
-            Message("user", f"Conversation:\n{conversation}\n\nLatest message: {request.message}"),
+            Message(
+                "user",
+                f"Conversation:\n{conversation}{hint}\n\nLatest message: {request.message}",
+            ),
         ]
         result = await self.model.generate(messages, options=self.wiring.options("router"))
         lines = result.content.strip().strip('"').splitlines()

@@ -3,8 +3,9 @@
 DECIDE = """You route messages for an assistant that answers from a knowledge base: {description}
 Decide whether the latest message needs a knowledge-base search ("retrieve") or is small talk
 such as a greeting or thanks that you can answer directly ("respond"). Any question about
-the topic needs "retrieve". When retrieving, write a standalone search query (resolve "it",
-"that" from the conversation).
+the topic needs "retrieve". When retrieving, write a standalone search query: resolve "it",
+"that" and questions without a subject to what the conversation is about (the topic the user
+kept asking about), not to the last thing named in passing.
 Reply with JSON: {"action": "retrieve" | "respond", "query": "...", "reasoning": "..."}"""
 
 RESPOND = """You are a friendly assistant for: {description}

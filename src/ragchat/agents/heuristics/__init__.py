@@ -16,7 +16,12 @@ from ragchat.agents.heuristics.intent import (
     IntentDecision,
     clarifying_question,
 )
-from ragchat.agents.heuristics.reformulate import is_follow_up, reformulate, topic
+from ragchat.agents.heuristics.reformulate import (
+    conversation_topic,
+    is_follow_up,
+    reformulate,
+    topic,
+)
 from ragchat.agents.heuristics.router import AgentCard, EmbeddingRouter, RouteDecision
 from ragchat.agents.heuristics.support import (
     CRISIS_RESOURCES,
@@ -40,6 +45,7 @@ __all__ = [
     "clarifying_question",
     "companion_reply",
     "compose_answer",
+    "conversation_topic",
     "cosine_grade",
     "detect_feeling",
     "grade_documents",

@@ -2,10 +2,17 @@
 ibuprofen used for?" becomes "What are ibuprofen side effects?", so retrieval sees the topic.
 
 The topic of a question is its longest run of topical words: words that are neither stopwords
-nor generic question vocabulary ("side effects", "dose", "kids", "safe" ...). A message is a
-follow-up when it has a previous user question and it either has no topic of its own, starts
-with a continuation ("and ...", "what about ...") or refers back ("it", "its", "they", "the same",
-"this medicine"). Resolution, first rule that applies:
+nor generic question vocabulary ("side effects", "dose", "kids", "safe" ...); "learn about X",
+"tell me about X" name X. A message is a follow-up when it has a previous user question and it
+either has no topic of its own, starts with a continuation ("and ...", "what about ...") or
+refers back ("it", "its", "they", "the same", "this medicine").
+
+What a follow-up refers to is the *conversation's* subject, not the last noun seen: it is set
+by a question that stands on its own and kept through the follow-ups that refer back to it,
+whatever else they name; only "what about X" moves it to X. After "Tell me about ibuprofen" and
+"Can I take it with warfarin?", "How much should an adult take?" is still about ibuprofen.
+
+Resolution, first rule that applies:
 
 1. "what/how about X" with a topic X → the previous question with its topic replaced by X;
 2. pronouns / "this medicine" → replaced by the previous topic ("its" → "<topic>");
@@ -17,6 +24,7 @@ with a continuation ("and ...", "what about ...") or refers back ("it", "its", "
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -37,7 +45,10 @@ GENERIC = wordset(
     one ones way ways kind kinds also too really still ever again more less well exactly
     actually else work okay alright something anything everything question questions answer
     difference different same prevent prevention avoid feel feeling should could would
-    apply applies affect affects
+    apply applies affect affects learn learning read understand information info details
+    genetic gene genes change changes mutation mutations involved inherited inheritance
+    hereditary outlook prognosis stage stages complication complications diagnose diagnosed
+    diagnosis frequency prevalence cure curable prevented contagious
     """
 )
 _PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)
@@ -100,17 +111,29 @@ def _is_topical(word: str) -> bool:
     )
 
 
-def topic(text: str) -> str:
-    """The main topic phrase of a question: its longest run of topical words; ties go to the
-    longer phrase, then the first. A number continues a run, and "type" before a number starts
-    one ("type 2 diabetes")."""
+_NUMERAL = re.compile(r"^(?:\d+[a-z]?|[IVX]{1,4}|[A-Z])$")
+# "learn about X", "tell me about X", "information on X": X is what the message is about.
+# "learn about X", "tell me about X", "information on X": X is what the message is about,
+# up to the end of the sentence ("15q13.3 microdeletion" keeps its inner dot).
+_ABOUT_TOPIC = re.compile(
+    r"\b(?:about|regarding|(?:information|info)\s+on)\s+(?P<rest>.+?)\s*(?:[?!.;:](?:\s|$)|$)",
+    re.IGNORECASE,
+)
+_LEADING_DET = re.compile(r"^(?:the|a|an|my|our|your|this|that)\s+", re.IGNORECASE)
+_TRAILING_POLITE = re.compile(r"[\s,]+(?:please|thanks|thank you)\s*$", re.IGNORECASE)
+MAX_NAME_WORDS = 12
+
+
+def _longest_run(text: str) -> str:
     best: list[str] = []
     run: list[str] = []
     tokens = words(text)
     for i, w in enumerate([*tokens, ""]):
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         if w and (
-            _is_topical(w) or (w.isdigit() and run) or (w.lower() == "type" and nxt.isdigit())
+            _is_topical(w)
+            or (run and (w.isdigit() or (run[-1].lower() == "type" and _NUMERAL.match(w))))
+            or (w.lower() == "type" and bool(nxt) and _NUMERAL.match(nxt) is not None)
         ):
             run.append(w)
             continue
@@ -120,13 +143,81 @@ def topic(text: str) -> str:
     return " ".join(best)
 
 
+def topic(text: str) -> str:
+    """The main topic phrase of a question: its longest run of topical words; ties go to the
+    longer phrase, then the first. A number continues a run, and "type" before a number or a
+    numeral starts one ("type 2 diabetes", "glutaric acidemia type I")."""
+    return _longest_run(text)
+
+
+def _is_name(phrase: str) -> bool:
+    """Whether a phrase after "about" names a thing rather than asks about an aspect of one:
+    it does not end with an aspect ("type 2 diabetes treatment") nor hold "<aspect> of/for"
+    ("the side effects of ibuprofen", "dosage for kids"); "Urinary Tract Infections in
+    Children" and "hereditary angioedema" are names."""
+    tokens = [w.lower() for w in words(phrase)]
+    if not 0 < len(tokens) <= MAX_NAME_WORDS or tokens[-1] in _ATTRIBUTE_END:
+        return False
+    if not any(_is_topical(t) for t in tokens):
+        return False
+    pairs = itertools.pairwise(tokens)
+    return not any(a in GENERIC and b in ("of", "for") for a, b in pairs)
+
+
+def subject(text: str) -> str:
+    """What a message is about: what follows "about" / "regarding" when that names something
+    ("I'd like to learn about X"; kept verbatim when it holds no question vocabulary, since
+    names have stopwords and one-letter parts: "Down syndrome", "ichthyosis with confetti"),
+    else its ``topic``."""
+    about = _ABOUT_TOPIC.search(text)
+    if about:
+        rest = _TRAILING_POLITE.sub("", _LEADING_DET.sub("", about.group("rest").strip()))
+        if _is_name(rest):
+            return rest  # verbatim: "Down syndrome", "Factor V deficiency"
+        found = topic(rest)
+        if found:
+            return found
+    return topic(text)
+
+
+def _follows(message: str, current: str) -> bool:
+    """Whether ``message`` continues a conversation about ``current`` (see is_follow_up)."""
+    if not message.strip() or not current:
+        return False
+    tokens = [w.lower() for w in words(message)]
+    if all(t in SOCIAL for t in tokens):
+        return False
+    if _CONTINUATION.match(message) or _refers_back(message):
+        return True
+    generic = [t for t in tokens if t in GENERIC and t not in VAGUE]
+    return not topic(message) and bool(generic)
+
+
+def _switched_to(message: str) -> str:
+    """The new subject of "what about X?" (X names something and does not refer back)."""
+    about = _ABOUT.match(message.strip().rstrip("?.! "))
+    if about is None:
+        return ""
+    rest = message.strip().rstrip("?.! ")[about.end() :]
+    return "" if _refers_back(rest) else subject(rest)
+
+
+def conversation_topic(history: Sequence[HistoryMessage]) -> str:
+    """What the conversation is about: the subject of its last standalone user question (or of
+    the last "what about X?"), carried through the follow-ups after it."""
+    current = ""
+    for m in history:
+        if m.role != "user":
+            continue
+        if _follows(m.content, current):
+            current = _switched_to(m.content) or current
+        else:
+            current = subject(m.content) or current
+    return current
+
+
 def _previous_topic(history: Sequence[HistoryMessage]) -> str:
-    for m in reversed(history):
-        if m.role == "user":
-            found = topic(m.content)
-            if found:
-                return found
-    return ""
+    return conversation_topic(history)
 
 
 def _previous_question(history: Sequence[HistoryMessage]) -> str:
@@ -153,26 +244,18 @@ def reference_word(message: str) -> str:
 
 def is_follow_up(message: str, history: Sequence[HistoryMessage]) -> bool:
     """True when ``message`` needs the conversation to be understood (see module docstring)."""
-    if not message.strip() or not _previous_topic(history):
-        return False
-    tokens = [w.lower() for w in words(message)]
-    if all(t in SOCIAL for t in tokens):
-        return False
-    if _CONTINUATION.match(message) or _refers_back(message):
-        return True
-    generic = [t for t in tokens if t in GENERIC and t not in VAGUE]
-    return not topic(message) and bool(generic)
+    return _follows(message, _previous_topic(history))
 
 
 def _case(phrase: str, at_start: bool) -> str:
     return phrase[:1].upper() + phrase[1:] if at_start else phrase
 
 
-def _replace_refs(message: str, subject: str) -> str:
+def _replace_refs(message: str, about: str) -> str:
     def sub(pattern: re.Pattern[str], text: str) -> str:
         def repl(m: re.Match[str]) -> str:
             word = m.group(0).lower().replace("’", "'")
-            return _case(subject + (" is" if word == "it's" else ""), m.start() == 0)
+            return _case(about + (" is" if word == "it's" else ""), m.start() == 0)
 
         return pattern.sub(repl, text)
 
@@ -186,7 +269,7 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
     """A standalone version of ``message``; unchanged when it is not a follow-up."""
     if not is_follow_up(message, history):
         return message
-    subject = _previous_topic(history)
+    current = _previous_topic(history)
     text = message.strip()
     end = text[-1] if text[-1] in "?.!" else "?"
     body = text.rstrip("?.! ")
@@ -202,17 +285,17 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
                 return previous.replace(old, new_topic, 1)
             return f"{new_topic}{end}"
     if _refers_back(body):
-        return _replace_refs(body, subject) + end
+        return _replace_refs(body, current) + end
     cont = _CONTINUATION.match(body)
     if cont:
         rest = body[cont.end() :].strip()
-        return f"{subject} {rest}{end}" if rest else f"{subject}{end}"
+        return f"{current} {rest}{end}" if rest else f"{current}{end}"
     how_much = _HOW_MUCH.match(body)
     if how_much:
-        return f"{how_much.group(1)} {subject}{body[how_much.end() :]}{end}"
+        return f"{how_much.group(1)} {current}{body[how_much.end() :]}{end}"
     first = words(body)[0].lower() if words(body) else ""
     if first in _QUESTION_START:
         last = words(body)[-1].lower()
-        joiner = "of" if last in _ATTRIBUTE_END else "for"
-        return f"{body} {joiner} {subject}{end}"
-    return f"{subject} {body[:1].lower()}{body[1:]}{end}"
+        joiner = "in" if last == "involved" else "of" if last in _ATTRIBUTE_END else "for"
+        return f"{body} {joiner} {current}{end}"
+    return f"{current} {body[:1].lower()}{body[1:]}{end}"

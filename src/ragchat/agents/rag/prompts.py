@@ -10,7 +10,8 @@ SEARCH_TOOL = ToolSpec(
         "properties": {
             "query": {
                 "type": "string",
-                "description": "A standalone search query (resolve 'it', 'that' from the chat).",
+                "description": "A standalone search query: resolve 'it', 'that' to what the "
+                "conversation is about, not to the last thing named in passing.",
             }
         },
         "required": ["query"],
