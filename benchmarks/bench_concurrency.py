@@ -1,7 +1,7 @@
 """Concurrent chat turns on one engine: do they overlap, and what does a turn that arrives
 while another is computing wait for its first token?
 
-The server runs every turn on one engine event loop (``api/services/engine.py``). CPU work done
+The server runs every turn on one engine event loop (``api/services/engine_loop.py``). CPU work done
 inline in an async node holds that loop, so a second turn cannot even be routed until the first
 one's blocking stretch ends. This runs N offline turns at once through ``ChatEngine.stream_turn``
 (the sample knowledge bases, packaged embedder, no LLM, no reading-pace delay), after running
@@ -25,6 +25,7 @@ import time
 from _common import sample_engine
 
 from ragchat.agents.engine import ChatEngine
+from ragchat.agents.events import TokenEvent
 from ragchat.agents.types import ConversationState, TurnOptions
 
 QUESTIONS = [
@@ -55,7 +56,7 @@ async def one_turn(engine: ChatEngine, i: int, start: float) -> tuple[float, flo
         options=TurnOptions(agent=agent),
     )
     async for event in stream:
-        if event["type"] == "token":
+        if isinstance(event, TokenEvent):
             now = time.perf_counter() - start
             first = now if first is None else first
             gap = max(gap, now - last) if last is not None else gap

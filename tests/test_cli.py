@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragchat.cli import app
-from ragchat.services import SAMPLE_KB_DIR
+from ragchat.resources import SAMPLE_KB_DIR
 
 runner = CliRunner()
 
@@ -27,7 +27,7 @@ def test_reingest_is_a_no_op(data_dir: Path, monkeypatch: pytest.MonkeyPatch) ->
     def no_model(*_: object) -> None:
         raise AssertionError("a no-op ingest must not load the embedding model")
 
-    monkeypatch.setattr("ragchat.services.embedder", no_model)
+    monkeypatch.setattr("ragchat.resources.embedder", no_model)
     result = runner.invoke(
         app,
         ["ingest", str(SAMPLE_KB_DIR / "medical"), "--kb", "medical", "--data-dir", str(data_dir)],

@@ -1,4 +1,4 @@
-"""``ragchat`` command line. Thin: parse, call services, print.
+"""``ragchat`` command line. Thin: parse, call the library, print.
 
 The ``kb``, ``eval`` and ``chat`` sub-apps live in their own modules and are mounted here;
 what the command modules share (settings, the RagchatError → exit code mapping, progress
@@ -58,7 +58,7 @@ def ingest(
     data_dir: DataDir = None,
 ) -> None:
     """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
-    from ragchat import services
+    from ragchat import resources
     from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
     from ragchat.ingest.chunking import Chunker
 
@@ -71,7 +71,7 @@ def ingest(
         if unchanged is not None:  # nothing to do: no model to load
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return
-        base = services.open_or_create_kb(settings, kb, dense_backend=backend)
+        base = resources.open_or_create_kb(settings, kb, dense_backend=backend)
         with progress_bars() as progress:
             report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
         pruned = prune_missing(base, [p for p in paths if p.is_dir()]) if prune else 0
@@ -120,7 +120,7 @@ def search(
     data_dir: DataDir = None,
 ) -> None:
     """Search a knowledge base and show cited passages."""
-    from ragchat import services
+    from ragchat import resources
     from ragchat.retrieve.factory import build_retriever
 
     settings = load_settings(data_dir)
@@ -131,7 +131,7 @@ def search(
                 raise errors.RetrievalError(f"unknown mode {mode!r}")
             retrieval = retrieval.model_copy(update={"mode": mode})
         filters = _parse_filters(filter_ or [])
-        base = services.open_kb(settings, kb)
+        base = resources.open_kb(settings, kb)
         retriever = build_retriever(settings, base, retrieval)
         result = retriever.retrieve(query, top_k=top_k, filters=filters)
         if as_json:
@@ -222,23 +222,23 @@ def serve(
 @app.command()
 def demo(data_dir: DataDir = None) -> None:
     """Ingest the bundled sample knowledge bases and answer a few searches."""
-    from ragchat import services
+    from ragchat import resources
     from ragchat.index.ingestion import ingest_paths
     from ragchat.ingest.chunking import Chunker
     from ragchat.retrieve.factory import build_retriever
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        emb = services.embedder(settings)
-        for name, folder in services.sample_sources().items():
-            base = services.open_or_create_kb(settings, name, emb)
+        emb = resources.embedder(settings)
+        for name, folder in resources.sample_sources().items():
+            base = resources.open_or_create_kb(settings, name, emb)
             report = ingest_paths(base, [folder], Chunker(settings.chunking))
             console.print(
                 f"[bold]{name}[/]: {report.documents} new documents, "
                 f"{report.unchanged_files} unchanged files, {base.child_count()} chunks"
             )
         for name, question in DEMO_QUESTIONS:
-            retriever = build_retriever(settings, services.open_kb(settings, name, emb))
+            retriever = build_retriever(settings, resources.open_kb(settings, name, emb))
             _print_result(retriever.retrieve(question, top_k=3))
 
 

@@ -26,11 +26,12 @@ err = Console(stderr=True)
 # RagchatError becomes an exit code here and nowhere else (first matching class wins).
 EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
     (errors.ConfigError, 2),
+    (errors.InvalidInput, 2),
     (errors.KnowledgeBaseNotFound, 3),
     (errors.DocumentNotFound, 3),
     (errors.IngestError, 4),
     (errors.ModelLoadError, 5),
-    (errors.IndexError_, 6),
+    (errors.IndexStateError, 6),
     (errors.RetrievalError, 7),
     (errors.RagchatError, 1),
 ]

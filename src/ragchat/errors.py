@@ -26,11 +26,22 @@ class UnsupportedFileError(IngestError):
     """No loader handles this file type."""
 
 
-class IndexError_(RagchatError):
-    """A persisted index is missing, corrupt or inconsistent with its manifest."""
+class InvalidInput(RagchatError):
+    """Input that is malformed whatever is stored (a bad name, an empty message): the caller
+    must change it, so the API answers 400, never 404."""
 
 
-class ModelMismatchError(IndexError_):
+class InvalidKnowledgeBaseName(InvalidInput):
+    """A knowledge base name that can never exist: 1-64 letters, digits, '.', '_' or '-',
+    starting with a letter or digit (names are folder names, so nothing else is allowed)."""
+
+
+class IndexStateError(RagchatError):
+    """A persisted index is missing, corrupt, inconsistent with its manifest, or cannot be
+    created in the state asked for (already exists, unknown backend)."""
+
+
+class ModelMismatchError(IndexStateError):
     """The knowledge base was built with another embedding model than the one configured."""
 
 

@@ -77,10 +77,10 @@ def kb_remove(
     data_dir: DataDir = None,
 ) -> None:
     """Remove documents (by id or by file path) from a knowledge base."""
-    from ragchat import services
+    from ragchat import resources
     from ragchat.index.ingestion import remove_paths
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        removed = remove_paths(services.open_kb(settings, name), targets)
+        removed = remove_paths(resources.open_kb(settings, name), targets)
         console.print(f"removed {removed} document(s) from {name}")

@@ -143,6 +143,58 @@ class LLMSettings(BaseModel):
         return replace(GenerationOptions(), **node_opts.model_dump(exclude_none=True))
 
 
+class RagTuning(BaseModel):
+    # Search queries taken from one model tool call (the rest are dropped).
+    max_tool_queries: int = Field(default=3, ge=1)
+
+
+class CorrectiveTuning(BaseModel):
+    keep_grade: float = Field(default=0.5, ge=0.0, le=1.0)  # a passage graded this is evidence
+    good_mean: float = Field(default=0.6, ge=0.0, le=1.0)  # mean grade of kept passages: no retry
+    max_attempts: int = Field(default=2, ge=1)  # retrievals, the first one included
+    answer_confidence: float = Field(default=0.6, ge=0.0, le=1.0)  # below: "not enough info"
+
+
+class CompanionTuning(BaseModel):
+    max_tool_rounds: int = Field(default=3, ge=1)  # model tool-calling rounds before replying
+    memories: int = Field(default=3, ge=0)  # long-term memories looked up per search
+    self_facts: int = Field(default=3, ge=0)  # facts from the persona's knowledge base
+    min_memory_words: int = Field(default=4, ge=1)  # shorter messages are not remembered
+
+
+class AgentSettings(BaseModel):
+    """How the agent graphs behave. History is counted in messages here (a user message and a
+    reply are two); ``Settings.history_turns`` is how many turns the server loads per turn."""
+
+    # Earlier messages sent to the chat model as the conversation (answers, replies, tools).
+    model_history_messages: int = Field(default=10, ge=0)
+    # Earlier messages quoted as text in routing, decision and reformulation prompts.
+    prompt_history_messages: int = Field(default=6, ge=0)
+    # Replies that exist whole (heuristic answers, canned messages) stream this many words per
+    # token event.
+    words_per_delta: int = Field(default=3, ge=1)
+    # Characters of each retrieved passage put in an answer prompt.
+    passage_chars: int = Field(default=1500, ge=100)
+    title_words: int = Field(default=6, ge=1)
+    rag: RagTuning = RagTuning()
+    corrective: CorrectiveTuning = CorrectiveTuning()
+    companion: CompanionTuning = CompanionTuning()
+
+
+class MemorySettings(BaseModel):
+    """Long-term memory (``ragchat.store.memory``) and what a closed session adds to it."""
+
+    # Snippets less similar than this cosine are not returned: an unrelated question recalls
+    # nothing rather than random memories.
+    min_score: float = Field(default=0.3, ge=-1.0, le=1.0)
+    max_per_user: int = Field(default=500, ge=1)  # in-process store: older snippets are dropped
+    max_scan: int = Field(default=1000, ge=1)  # SQL store: recent snippets compared per search
+    # A closed session adds its user messages of at least this many characters ("hi", "ok
+    # thanks" are not worth remembering), at most ``max_messages`` of them.
+    min_message_chars: int = Field(default=12, ge=1)
+    max_messages: int = Field(default=500, ge=1)
+
+
 class ApiSettings(BaseModel):
     """The HTTP server (``ragchat serve``). Env: ``RAGCHAT_API__PORT=8080`` etc."""
 
@@ -205,6 +257,8 @@ class Settings(BaseSettings):
     session_ttl_minutes: int = Field(default=24 * 60, ge=1)
     # Past turns (user + assistant message pairs) loaded from the store as history.
     history_turns: int = Field(default=6, ge=0)
+    agents: AgentSettings = AgentSettings()
+    memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
 
     @property

@@ -1,9 +1,11 @@
 """Data that flows between stages: loaders produce ``LoadedDocument``; the chunker turns them into
-``Chunk``; indexes store chunks; retrievers return ``RetrievalResult`` of ``Hit``."""
+``Chunk``; indexes store chunks; retrievers return ``RetrievalResult`` of ``Hit``; a reply cites
+hits as ``Citation``; a conversation's earlier messages are ``HistoryMessage`` (the store keeps
+them, agents read them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 DocKind = Literal["pdf", "markdown", "vtt", "text", "jsonl"]
@@ -109,3 +111,59 @@ class RetrievalResult:
     expanded_queries: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per step
     notes: list[str] = field(default_factory=list)
+
+
+Role = Literal["user", "assistant", "system"]
+
+
+@dataclass(frozen=True)
+class HistoryMessage:
+    role: Role
+    content: str
+    agent: str | None = None
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One numbered source of a reply: ``[n]`` in the text refers to ``index`` n."""
+
+    index: int
+    chunk_id: str
+    source: str
+    title: str
+    location: str  # "page 3", "Ibuprofen > Side effects", "00:01:02.800–00:01:58.500 (Dr. X)"
+    score: float
+    preview: str
+    page: int | None = None
+    section_path: tuple[str, ...] = ()
+    start_ts: str | None = None
+    end_ts: str | None = None
+    speakers: tuple[str, ...] = ()
+    chapter: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["section_path"] = list(self.section_path)
+        data["speakers"] = list(self.speakers)
+        return data
+
+
+def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Citation:
+    md = hit.chunk.metadata
+    text = " ".join((hit.chunk.text or "").split())
+    chapter = md.get("chapter")
+    return Citation(
+        index=index,
+        chunk_id=hit.chunk.chunk_id,
+        source=str(md.get("source", "")),
+        title=str(md.get("doc_title") or md.get("title") or ""),
+        location=hit.chunk.location(),
+        score=round(float(hit.score), 4),
+        preview=text[:preview_chars] + ("…" if len(text) > preview_chars else ""),
+        page=int(md["page"]) if "page" in md else None,
+        section_path=tuple(md.get("heading_path") or ()),
+        start_ts=md.get("start_ts"),
+        end_ts=md.get("end_ts"),
+        speakers=tuple(md.get("speakers") or ()),
+        chapter=None if chapter is None else str(chapter),
+    )

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from ragchat import services
+from ragchat import resources
 from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import AppConfig, load_config
-from ragchat.agents.deps import AgentDeps
 from ragchat.agents.engine import ChatEngine
+from ragchat.agents.factory import build_engine
 from ragchat.index.base import Embedder
 from ragchat.index.kb import KnowledgeBase
 from ragchat.settings import Settings
@@ -32,7 +32,7 @@ def settings(data_dir: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 def embedder(settings: Settings) -> Embedder:
-    return CachingEmbedder(services.embedder(settings))
+    return CachingEmbedder(resources.embedder(settings))
 
 
 @pytest.fixture(scope="session")
@@ -57,15 +57,14 @@ def make_engine(
     embedder: Embedder,
     kbs: dict[str, KnowledgeBase],
 ) -> EngineFactory:
-    def make(config: AppConfig | None = None, **deps: Any) -> ChatEngine:
-        deps.setdefault("settings", settings)
-        deps.setdefault("kb_opener", kbs.__getitem__)
-        return ChatEngine(
-            AgentDeps(
-                app_config=config or app_config,
-                embedder=embedder,
-                **deps,
-            )
+    """``make_engine(config=None, **build_engine options)``: over the sample KBs opened once,
+    with no safety classifier unless one is given."""
+
+    def make(config: AppConfig | None = None, **options: Any) -> ChatEngine:
+        options.setdefault("kb_opener", kbs.__getitem__)
+        options.setdefault("safety", None)
+        return build_engine(
+            options.pop("settings", settings), config or app_config, embedder=embedder, **options
         )
 
     return make

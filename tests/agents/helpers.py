@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -10,13 +11,16 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions, TurnResult
+from ragchat.agents.metadata import GateInfo, RetrievalInfo
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.index.base import Embedder, Matrix, Vector
+from ragchat.index.kb import KnowledgeBase
 from ragchat.safety.base import SafetyVerdict
 from ragchat.safety.responses import refusal_for
+from ragchat.types import HistoryMessage
 
 T = TypeVar("T")
-EngineFactory = Callable[..., ChatEngine]  # make_engine(config=None, **AgentDeps fields)
+EngineFactory = Callable[..., ChatEngine]  # make_engine(config=None, **build_engine options)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -69,7 +73,8 @@ class FakeSafety:
 
 @dataclass
 class Chat:
-    """Drives an engine the way the server does: it keeps history and the assigned agent."""
+    """Drives an engine the way the server does: it keeps the history, the assigned agent and
+    the user profile between turns."""
 
     engine: ChatEngine
     conversation: ConversationState = field(
@@ -92,10 +97,41 @@ class Chat:
             HistoryMessage("user", message),
             HistoryMessage("assistant", result.reply, agent=result.agent),
         ]
-        self.conversation.assigned_agent = result.metadata["assigned_agent"]
+        self.conversation.assigned_agent = result.metadata.assigned_agent
+        if result.metadata.user_profile is not None:
+            self.conversation.user_profile = result.metadata.user_profile
         return result
 
 
 def texts(result: TurnResult) -> str:
     """Reply plus the cited passages' previews, lower-cased, for content assertions."""
     return (result.reply + " " + " ".join(c.preview for c in result.citations)).lower()
+
+
+def gate_of(result: TurnResult) -> GateInfo:
+    assert result.metadata.gate is not None, "the turn searched no knowledge base"
+    return result.metadata.gate
+
+
+def retrieval_of(result: TurnResult) -> RetrievalInfo:
+    assert result.metadata.retrieval is not None, "the turn has no rag retrieval"
+    return result.metadata.retrieval
+
+
+class BlockingKB:
+    """A knowledge base whose dense search blocks its thread until ``release`` is set (or
+    fails after a while, so a search that holds the event loop fails instead of hanging)."""
+
+    def __init__(self, kb: KnowledgeBase, release: threading.Event) -> None:
+        self._kb = kb
+        self.release = release
+        self.name = kb.name
+        self.embedder = kb.embedder
+
+    def dense_search(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.release.wait(10):
+            raise TimeoutError("the search blocked the loop that would have released it")
+        return self._kb.dense_search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._kb, name)

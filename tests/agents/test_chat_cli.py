@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ragchat import services
+from ragchat import resources
 from ragchat.agents.chat_cli import chat_app
 from ragchat.index.base import Embedder
 from ragchat.index.kb import KnowledgeBase
@@ -16,9 +16,9 @@ from ragchat.index.kb import KnowledgeBase
 
 @pytest.fixture(autouse=True)
 def _shared_embedder(monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> None:
-    """The CLI loads its embedder through services; hand it the session's (memoised) one so
+    """The CLI loads its embedder through ragchat.resources; hand it the session's (memoised) one so
     each run does not re-embed the safety exemplars and agent cards."""
-    monkeypatch.setattr(services, "embedder", lambda settings: embedder)
+    monkeypatch.setattr(resources, "embedder", lambda settings: embedder)
 
 
 SCRIPT = """What is ibuprofen used for?

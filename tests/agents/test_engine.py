@@ -8,7 +8,14 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.types import ConversationState, TurnEvent, TurnOptions
+from ragchat.agents.events import (
+    CitationsEvent,
+    FinalEvent,
+    MetadataEvent,
+    TokenEvent,
+    TurnEvent,
+)
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.errors import LLMUnavailable
 from ragchat.llm.base import GenerationOptions, Message
 from ragchat.llm.fake import ScriptedChatModel
@@ -27,37 +34,44 @@ async def _events(engine: ChatEngine, message: str, **options: Any) -> list[Turn
     return [event async for event in stream]
 
 
-def _check_order(events: list[TurnEvent]) -> tuple[str, dict[str, Any]]:
-    kinds = [e["type"] for e in events]
-    assert kinds[0] == "metadata" and kinds[-2:] == ["citations", "final"]
-    assert set(kinds[1:-2]) == {"token"} and len(kinds) > 4
-    final = events[-1]["result"]
-    tokens = "".join(e["text"] for e in events if e["type"] == "token")
-    assert tokens == final["reply"]
-    assert events[-2]["citations"] == final["citations"]
-    assert events[0]["agent"] == final["agent"] == final["metadata"]["routing"]["agent"]
-    assert events[-1]["timings"]["total"] >= events[-1]["timings"]["route"] > 0
+def _tokens(events: list[TurnEvent]) -> list[str]:
+    return [e.text for e in events if isinstance(e, TokenEvent)]
+
+
+def _check_order(events: list[TurnEvent]) -> tuple[str, TurnResult]:
+    first, citations, last = events[0], events[-2], events[-1]
+    assert isinstance(first, MetadataEvent)
+    assert isinstance(citations, CitationsEvent) and isinstance(last, FinalEvent)
+    assert all(isinstance(e, TokenEvent) for e in events[1:-2]) and len(events) > 4
+    final = last.result
+    tokens = "".join(_tokens(events))
+    assert tokens == final.reply
+    assert list(citations.citations) == final.citations
+    assert first.agent == final.agent == final.metadata.routing.agent
+    assert first.routing == final.metadata.routing
+    timings = final.metadata.timings
+    assert timings["total"] >= timings["route"] > 0
     return tokens, final
 
 
 def test_stream_order_and_tokens_join_to_the_reply(engine: ChatEngine) -> None:
     tokens, final = _check_order(run(_events(engine, "How is cardiac output calculated?")))
-    assert final["agent"] == "tutor" and final["citations"]
+    assert final.agent == "tutor" and final.citations
     assert "[1]" in tokens
 
 
 def test_stream_of_refusals_and_bubbles(engine: ChatEngine) -> None:
     _, final = _check_order(run(_events(engine, "Who won the 2014 World Cup?", agent="medical")))
-    assert final["no_answer"] and final["citations"] == []
+    assert final.no_answer and final.citations == []
     _, final = _check_order(run(_events(engine, "Tell me about your garden", agent="companion")))
-    assert final["bubbles"] and final["reply"] == "\n\n".join(final["bubbles"])
+    assert final.bubbles and final.reply == "\n\n".join(final.bubbles)
 
 
 def test_stream_passes_model_deltas_through(make_engine: EngineFactory) -> None:
     model = ScriptedChatModel(["I hear you. That sounds like a really long week."])
     events = run(_events(make_engine(chat_model=model), "I'm exhausted", agent="support"))
     tokens, _ = _check_order(events)
-    deltas = [e["text"] for e in events if e["type"] == "token"]
+    deltas = _tokens(events)
     assert tokens == "I hear you. That sounds like a really long week." and len(deltas) == 10
 
 
@@ -79,7 +93,7 @@ def test_whole_replies_are_paced_when_streamed_and_model_deltas_are_not(
             options=TurnOptions(agent=agent),
         )
         loop = asyncio.get_running_loop()
-        return [loop.time() async for e in stream if e["type"] == "token"]
+        return [loop.time() async for e in stream if isinstance(e, TokenEvent)]
 
     times = run(arrivals(make_engine(settings=pacing(40.0)), "What is ibuprofen?", "medical"))
     assert len(times) > 5
@@ -122,14 +136,14 @@ def test_closing_the_stream_cancels_the_turn(make_engine: EngineFactory) -> None
         )
         async for event in stream:
             seen.append(event)
-            if event["type"] == "token":
+            if isinstance(event, TokenEvent):
                 break
         await stream.aclose()  # what a server does when the client goes away
         await asyncio.sleep(0)
         return seen
 
     seen = asyncio.run(asyncio.wait_for(disconnect_after_first_token(), timeout=10))
-    assert [e["type"] for e in seen] == ["metadata", "token"]
+    assert [type(e) for e in seen] == [MetadataEvent, TokenEvent]
     assert _SlowModel.cancelled
 
 
@@ -138,7 +152,7 @@ def test_run_turn_returns_assigned_agent_and_keeps_no_history(engine: ChatEngine
     result = run(
         engine.run_turn(conversation=conversation, message="What does bile do?", user_id="u")
     )
-    assert result.metadata["assigned_agent"] == "tutor"
+    assert result.metadata.assigned_agent == "tutor"
     assert conversation.history == [] and conversation.assigned_agent is None
 
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from ragchat import services
+from ragchat import resources
 from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import load_config
 from ragchat.api import create_app
@@ -40,7 +40,7 @@ def settings(data_dir: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 def embedder(settings: Settings) -> Embedder:
-    return services.embedder(settings)
+    return resources.embedder(settings)
 
 
 @pytest.fixture(scope="session")

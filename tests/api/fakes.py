@@ -5,19 +5,24 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from ragchat.agents.config import AgentConfig, AppConfig
-from ragchat.agents.types import (
-    Citation,
-    ConversationState,
-    TurnOptions,
-    TurnResult,
+from ragchat.agents.events import (
+    CitationsEvent,
+    FinalEvent,
+    MetadataEvent,
+    TokenEvent,
+    TurnEvent,
 )
+from ragchat.agents.metadata import Routing, TurnMetadata
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
+from ragchat.index.base import Embedder
 from ragchat.index.fake import HashingEmbedder
+from ragchat.llm.base import ChatModel
+from ragchat.types import Citation
 
 CITATION = Citation(
     index=1,
@@ -54,28 +59,30 @@ class FakeEngine:
     entered: threading.Event = field(default_factory=threading.Event)
     calls: list[dict[str, Any]] = field(default_factory=list)
     closed: bool = False
-    deps: Any = None
-
-    def __post_init__(self) -> None:
-        if self.deps is None:
-            self.deps = SimpleNamespace(
-                app_config=fake_config(),
-                embedder=HashingEmbedder(),
-                chat_model=None,
-                kb_opener=None,
-            )
+    app_config: AppConfig = field(default_factory=fake_config)
+    embedder: Embedder = field(default_factory=HashingEmbedder)
+    chat_model: ChatModel | None = None
 
     @property
     def agents(self) -> dict[str, AgentConfig]:
-        return dict(self.deps.app_config.agents)
+        return dict(self.app_config.agents)
 
-    def _result(self, message: str, options: TurnOptions | None) -> TurnResult:
+    async def aclose(self) -> None:
+        pass
+
+    def _result(
+        self, message: str, options: TurnOptions | None, conversation: ConversationState
+    ) -> TurnResult:
+        """``my name is X`` updates the profile, like the companion does."""
         agent = (options.agent if options else None) or "echo"
+        profile = None
+        if message.lower().startswith("my name is "):
+            name = message.split()[-1]
+            profile = conversation.user_profile.merged(UserProfile(name=name))
+        routing = Routing(agent, "scripted", 1.0, reassigned=False, router="forced")
+        metadata = TurnMetadata(routing=routing, assigned_agent=agent, user_profile=profile)
         return TurnResult(
-            reply=f"echo: {message}",
-            agent=agent,
-            citations=[CITATION],
-            metadata={"assigned_agent": agent, "routing": {"agent": agent}, "timings": {}},
+            reply=f"echo: {message}", agent=agent, metadata=metadata, citations=[CITATION]
         )
 
     async def run_turn(
@@ -92,7 +99,7 @@ class FakeEngine:
             raise TimeoutError("the test never released the blocked turn")
         if self.error is not None:
             raise self.error
-        return self._result(message, options)
+        return self._result(message, options, conversation)
 
     async def stream_turn(
         self,
@@ -101,21 +108,21 @@ class FakeEngine:
         message: str,
         user_id: str,
         options: TurnOptions | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[TurnEvent, None]:
         self.calls.append({"conversation": conversation, "message": message, "user": user_id})
-        result = self._result(message, options)
+        result = self._result(message, options, conversation)
         words = result.reply.split(" ")
         try:
-            yield {"type": "metadata", "agent": result.agent, "routing": {"agent": result.agent}}
+            yield MetadataEvent(result.agent, result.metadata.routing)
             for i, word in enumerate(words):
                 if self.error is not None and i == self.fail_after:
                     raise self.error
                 if self.hang_after is not None and i == self.hang_after:
                     # A nested task, as in LangGraph: cancelling it takes several loop turns.
                     await asyncio.get_running_loop().create_task(asyncio.sleep(3600))
-                yield {"type": "token", "text": word if i == 0 else " " + word}
-            yield {"type": "citations", "citations": [c.to_dict() for c in result.citations]}
-            yield {"type": "final", "result": result.to_dict(), "timings": {"total": 1.0}}
+                yield TokenEvent(word if i == 0 else " " + word)
+            yield CitationsEvent(tuple(result.citations))
+            yield FinalEvent(result)
         finally:
             self.closed = True
 

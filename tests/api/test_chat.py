@@ -7,6 +7,8 @@ import time
 
 from fastapi.testclient import TestClient
 
+from ragchat.agents.types import UserProfile
+
 from .conftest import AppFactory
 from .fakes import FakeEngine, parse_sse
 
@@ -161,3 +163,24 @@ def test_end_session_indexes_memory_that_the_companion_finds(
         "/chat", json={"message": "Do you remember my dog Biscuit?", "agent": "companion"}
     ).json()
     assert fact in later["metadata"]["memories"]
+
+
+def test_the_user_profile_is_kept_on_the_conversation(make_app: AppFactory) -> None:
+    """What the agent learns about the user stays with the conversation however long it gets
+    (it used to be found again in the last 20 messages' metadata, and was lost after them)."""
+    engine = FakeEngine()
+    client = make_app(engine)
+    first = client.post("/chat", json={"message": "my name is Ann"}).json()
+    session = first["session_id"]
+    assert first["metadata"]["user_profile"] == {"name": "Ann"}
+    for i in range(12):
+        client.post("/chat", json={"session_id": session, "message": f"message {i}"})
+    client.post("/chat/stream", json={"session_id": session, "message": "one more"})
+    assert engine.calls[-1]["conversation"].user_profile == UserProfile(name="Ann")
+    renamed = client.post("/chat/stream", json={"session_id": session, "message": "my name is Bo"})
+    assert renamed.status_code == 200
+    client.post("/chat", json={"session_id": session, "message": "and now?"})
+    assert engine.calls[-1]["conversation"].user_profile == UserProfile(name="Bo")
+    other = client.post("/chat", json={"message": "hello"}).json()
+    assert other["session_id"] != session
+    assert engine.calls[-1]["conversation"].user_profile == UserProfile()  # per conversation

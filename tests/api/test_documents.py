@@ -117,7 +117,9 @@ def test_upload_validation(make_app: AppFactory) -> None:
     assert client.post("/kb/notes/documents").status_code == 400  # no files
     bad_name = client.post("/kb/..%2Fetc/documents", files={"files": ("a.md", b"# a")})
     assert bad_name.status_code in (400, 404)
-    assert client.post("/kb/-bad/documents", files={"files": ("a.md", b"# a")}).status_code == 400
+    bad = client.post("/kb/-bad/documents", files={"files": ("a.md", b"# a")})
+    assert bad.status_code == 400 and bad.json()["error"]["type"] == "invalid_kb_name"
+    assert "'-bad'" in bad.json()["error"]["message"]
     assert client.get("/kb/nope/documents").status_code == 404
     assert client.get("/kb/notes/documents").status_code == 404  # nothing was created
 

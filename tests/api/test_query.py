@@ -57,3 +57,8 @@ def test_query_validation_errors(client: TestClient) -> None:
     assert client.post("/query", json={"question": "What?", "top_k": 0}).status_code == 422
     missing_kb = client.post("/query", json={"question": "What is bile?", "kb": "no-such-kb"})
     assert missing_kb.status_code == 404
+    assert missing_kb.json()["error"]["type"] == "knowledge_base_not_found"
+    # a name that can never exist is the caller's mistake: 400 with the naming rule
+    bad_kb = client.post("/query", json={"question": "What is bile?", "kb": "../etc"})
+    assert bad_kb.status_code == 400 and bad_kb.json()["error"]["type"] == "invalid_kb_name"
+    assert "letters, digits" in bad_kb.json()["error"]["message"]

@@ -11,8 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ragchat.eval.cli as eval_cli
-from ragchat import services
-from ragchat.agents.types import Citation
+from ragchat import resources
 from ragchat.eval.answers import (
     AnswerRecord,
     citation_problems,
@@ -27,6 +26,7 @@ from ragchat.eval.answers import (
 from ragchat.eval.data import EvalDataError
 from ragchat.index.base import Embedder
 from ragchat.settings import Settings
+from ragchat.types import Citation
 
 TINY = {
     "101": {
@@ -61,7 +61,7 @@ TINY = {
 
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    return services.embedder(Settings(data_dir=tmp_path_factory.mktemp("emb")))
+    return resources.embedder(Settings(data_dir=tmp_path_factory.mktemp("emb")))
 
 
 def _citation(index: int, chunk_id: str) -> Citation:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ragchat import services
+from ragchat import resources
 from ragchat.eval.chunk_units import is_chunk_qrels
 from ragchat.eval.cli import retriever_factory
 from ragchat.eval.configs import NamedConfig
@@ -71,10 +71,10 @@ class Medical:
 @pytest.fixture(scope="module")
 def medical(tmp_path_factory: pytest.TempPathFactory) -> Medical:
     settings = Settings(data_dir=tmp_path_factory.mktemp("synth"), config_file=None)
-    embedder = services.embedder(settings)
+    embedder = resources.embedder(settings)
     kb = KnowledgeBase.create(settings.kb_root, "medical", embedder)
     # The Markdown documents only: the PDF adds parsing time and nothing these tests need.
-    files = sorted((services.SAMPLE_KB_DIR / "medical").glob("*.md"))
+    files = sorted((resources.SAMPLE_KB_DIR / "medical").glob("*.md"))
     ingest_paths(kb, files, Chunker(settings.chunking))
     return Medical(settings, embedder, kb)
 

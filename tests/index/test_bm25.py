@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import Stemmer
 
-from ragchat.errors import IndexError_
+from ragchat.errors import IndexStateError
+from ragchat.index.base import KeywordIndex
 from ragchat.index.bm25 import BM25Index, tokenize
 
 CORPUS = [
@@ -87,5 +88,14 @@ def test_corrupt_files_give_a_clear_error(tmp_path: Path) -> None:
     index.add(np.arange(5), CORPUS)
     index.save(tmp_path)
     (tmp_path / "bm25_tf.npz").write_bytes(b"not a zip")
-    with pytest.raises(IndexError_, match="corrupt"):
+    with pytest.raises(IndexStateError, match="corrupt"):
         BM25Index.load(tmp_path)
+
+
+def test_is_the_keyword_index_the_knowledge_base_uses() -> None:
+    index = BM25Index()
+    assert isinstance(index, KeywordIndex)
+    index.add(np.arange(10, 10 + len(CORPUS)), CORPUS)
+    _, labels = index.search("cats", 2, allowed=np.asarray([10, 11, 12]))
+    assert set(labels.tolist()) <= {10, 11, 12} and len(index) == len(CORPUS)
+    assert index.scores("cats", np.asarray([13, 999]))[1] == 0.0

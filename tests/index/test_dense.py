@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragchat.errors import IndexError_
+from ragchat.errors import IndexStateError
+from ragchat.index.base import DenseIndex
 from ragchat.index.dense import FlatIndex, HNSWIndex, load_dense_index, new_dense_index
 
 
@@ -122,11 +123,11 @@ def test_faiss_and_numpy_kernels_agree_and_share_the_format(tmp_path: Path) -> N
 
 def test_wrong_dim_is_rejected(tmp_path: Path) -> None:
     index = FlatIndex(16)
-    with pytest.raises(IndexError_, match="dim 16"):
+    with pytest.raises(IndexStateError, match="dim 16"):
         index.add(np.arange(2), _vectors(2, dim=8))
     index.add(np.arange(2), _vectors(2))
     index.save(tmp_path)
-    with pytest.raises(IndexError_, match="dim 32"):
+    with pytest.raises(IndexStateError, match="dim 32"):
         FlatIndex.load(tmp_path, 32)
 
 
@@ -135,3 +136,16 @@ def test_hnsw_grows_past_its_initial_capacity() -> None:
     index = HNSWIndex(16)
     index.add(np.arange(1500), vecs)
     assert index.search(vecs[1499], 1)[1].tolist() == [1499]
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_every_backend_is_a_dense_index_that_keeps_its_vectors(kind: str) -> None:
+    vecs = _vectors(20)
+    index = new_dense_index(kind, 16)
+    assert isinstance(index, DenseIndex)
+    index.add(np.arange(10, 30), vecs)
+    stored = index.vector(12)
+    assert stored is not None and np.allclose(stored, vecs[2])
+    assert index.vector(99) is None
+    index.remove(np.asarray([12]))
+    assert index.vector(12) is None and len(index) == 19

@@ -4,7 +4,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragchat.errors import IndexError_, KnowledgeBaseNotFound, ModelMismatchError
+from ragchat.errors import (
+    IndexStateError,
+    InvalidKnowledgeBaseName,
+    KnowledgeBaseNotFound,
+    ModelMismatchError,
+)
 from ragchat.index.base import SearchableKB
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
@@ -154,14 +159,14 @@ def test_count_mismatch_is_detected(kb: KnowledgeBase, tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "demo" / "manifest.json").read_text())
     manifest["children"] = 4
     (tmp_path / "demo" / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(IndexError_, match="inconsistent"):
+    with pytest.raises(IndexStateError, match="inconsistent"):
         KnowledgeBase.open(tmp_path, "demo", HashingEmbedder())
 
 
 def test_dense_file_out_of_step_is_detected(kb: KnowledgeBase, tmp_path: Path) -> None:
     vectors = np.load(tmp_path / "demo" / "dense_vectors.npy")
     np.save(tmp_path / "demo" / "dense_vectors.npy", vectors[:3])
-    with pytest.raises(IndexError_):
+    with pytest.raises(IndexStateError):
         KnowledgeBase.open(tmp_path, "demo", HashingEmbedder())
 
 
@@ -174,5 +179,8 @@ def test_names_describe_delete(kb: KnowledgeBase, tmp_path: Path) -> None:
     assert KnowledgeBase.names(tmp_path) == ["demo"]
     with pytest.raises(KnowledgeBaseNotFound):
         KnowledgeBase.open(tmp_path, "other", HashingEmbedder())
-    with pytest.raises(KnowledgeBaseNotFound, match="invalid"):
+    with pytest.raises(InvalidKnowledgeBaseName, match="invalid knowledge base name"):
         KnowledgeBase.create(tmp_path, "../escape", HashingEmbedder())
+    with pytest.raises(InvalidKnowledgeBaseName):  # a malformed name is never "not found"
+        KnowledgeBase.open(tmp_path, "no spaces", HashingEmbedder())
+    assert not issubclass(InvalidKnowledgeBaseName, KnowledgeBaseNotFound)

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
-from ragchat.agents.types import Citation, HistoryMessage
 from ragchat.errors import Conflict, NotFound, StoreUnavailable
 from ragchat.store import SqlStore, _messages
 from ragchat.store._messages import MessagesMixin
 from ragchat.store.models import ApiKeyRecord, MemoryRecord, MessageRecord
+from ragchat.types import Citation, HistoryMessage
 
 from .conftest import FakeClock, StoreFactory
 
@@ -81,6 +81,7 @@ def test_someone_elses_conversation_is_indistinguishable_from_a_missing_one(
         lambda cid: store.get_conversation("mallory", cid),
         lambda cid: store.rename("mallory", cid, "mine"),
         lambda cid: store.set_assigned_agent("mallory", cid, "x"),
+        lambda cid: store.set_user_profile("mallory", cid, {"name": "Mallory"}),
         lambda cid: store.close_conversation("mallory", cid),
         lambda cid: store.delete_conversation("mallory", cid),
         lambda cid: store.list_messages("mallory", cid),
@@ -242,6 +243,7 @@ def test_conversations_list_newest_first_and_can_be_renamed(store: SqlStore) -> 
     fixed = store.create_conversation(
         "alice", conversation_id="11111111-1111-1111-1111-111111111111"
     )
+    assert fixed.user_profile == {}
     assert fixed.id == "11111111-1111-1111-1111-111111111111"
     with pytest.raises(Conflict):
         store.create_conversation("alice", conversation_id=fixed.id)
@@ -330,3 +332,18 @@ def test_sqlite_connections_use_wal_and_foreign_keys(store: SqlStore) -> None:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 5000
+
+
+def test_the_agents_state_lives_on_the_conversation(open_store: StoreFactory) -> None:
+    """The assigned agent and the user profile are read from the conversation row, so a turn
+    never scans messages for them; both survive a restart."""
+    store = open_store()
+    store.ensure_user("alice")
+    conv = store.create_conversation("alice")
+    assert (conv.assigned_agent, conv.user_profile) == (None, {})
+    store.set_assigned_agent("alice", conv.id, "companion")
+    updated = store.set_user_profile("alice", conv.id, {"name": "Alice"})
+    assert updated.user_profile == {"name": "Alice"} and updated.assigned_agent == "companion"
+    reopened = open_store().get_conversation("alice", conv.id)
+    assert (reopened.assigned_agent, reopened.user_profile) == ("companion", {"name": "Alice"})
+    assert store.set_user_profile("alice", conv.id, {}).user_profile == {}

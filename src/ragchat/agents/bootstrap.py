@@ -17,7 +17,7 @@ from ragchat.index.base import Embedder
 from ragchat.index.ingestion import IngestReport, ingest_paths
 from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
-from ragchat.services import SAMPLE_KB_DIR
+from ragchat.resources import SAMPLE_KB_DIR
 from ragchat.settings import Settings
 
 log = logging.getLogger(__name__)

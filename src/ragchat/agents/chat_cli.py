@@ -20,9 +20,10 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions, TurnResult
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.errors import RagchatError
 from ragchat.settings import Settings
+from ragchat.types import HistoryMessage
 
 if TYPE_CHECKING:  # the engine pulls in LangGraph: seconds of import for every CLI command
     from ragchat.agents.engine import ChatEngine
@@ -37,8 +38,7 @@ def _new_conversation() -> ConversationState:
 
 
 def _print_result(console: Console, result: TurnResult) -> None:
-    routing = result.metadata.get("routing", {})
-    note = " (switched)" if routing.get("reassigned") else ""
+    note = " (switched)" if result.metadata.routing.reassigned else ""
     console.print(f"[bold magenta]{escape(result.agent)}[/]{note} ›")
     if result.bubbles:
         for bubble in result.bubbles:
@@ -55,7 +55,7 @@ def _print_result(console: Console, result: TurnResult) -> None:
 async def _session(
     engine: ChatEngine, console: Console, agent: str | None, interactive: bool
 ) -> None:
-    keep = 2 * engine.deps.settings.history_turns  # messages of history sent with a turn
+    keep = 2 * engine.wiring.settings.history_turns  # messages of history sent with a turn
     conversation = _new_conversation()
     options = TurnOptions(agent=agent)
     if interactive:
@@ -98,12 +98,12 @@ async def _session(
             ]
         )
         del conversation.history[: max(0, len(conversation.history) - keep)]
-        conversation.assigned_agent = result.metadata.get("assigned_agent")
-        conversation.user_profile = result.metadata.get("user_profile", conversation.user_profile)
+        conversation.assigned_agent = result.metadata.assigned_agent
+        conversation.user_profile = result.metadata.user_profile or conversation.user_profile
 
 
 def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngine:
-    from ragchat import services
+    from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases, resolve_config
     from ragchat.agents.factory import build_engine
     from ragchat.llm.factory import build_chat_model
@@ -111,7 +111,7 @@ def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngin
 
     prepare_runtime(settings)
     app_config = resolve_config(kb_or_config, settings)
-    embedder = services.embedder(settings)
+    embedder = resources.embedder(settings)
     for kb in ensure_knowledge_bases(settings, app_config, embedder):
         if kb.changed:
             r = kb.report

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from ragchat.agents.kinds import get_kind
 from ragchat.errors import ConfigError
 from ragchat.settings import RetrievalSettings
 
-AgentKind = Literal["support", "rag", "corrective_rag", "conversational_rag", "companion"]
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "agents.toml"
 SAMPLE_PREFIX = "sample:"
 
@@ -35,7 +35,7 @@ class TemplateIntent(BaseModel):
 
 class AgentConfig(BaseModel):
     name: str = ""
-    kind: AgentKind
+    kind: str  # a registered agent kind (ragchat.agents.kinds)
     description: str
     examples: list[str] = []
     knowledge_base: str | None = None
@@ -53,9 +53,18 @@ class AgentConfig(BaseModel):
     persona_knowledge_base: str | None = None  # companion's own facts (get_self_info)
     textbook_modes: bool = False  # rag: chapter-aware and selected-text-only modes
 
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, kind: str) -> str:
+        try:
+            get_kind(kind)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return kind
+
     @model_validator(mode="after")
     def _needs_kb(self) -> AgentConfig:
-        if self.kind in ("rag", "corrective_rag", "conversational_rag") and not self.knowledge_base:
+        if get_kind(self.kind).needs_knowledge_base and not self.knowledge_base:
             raise ValueError(f"agent kind {self.kind!r} needs a knowledge_base")
         return self
 

@@ -1,57 +1,65 @@
-"""Settings + agent config → ``ChatEngine``. Knowledge bases are not opened here but on first
-use by an agent, so the engine starts fast and a missing KB only affects its agents."""
+"""``build_engine``: settings + agent config (+ whatever the caller brings) → a ready
+``ChatEngine``. Everything the engine uses is decided here, once: nothing is set on the engine
+afterwards. Knowledge bases are opened on first use by an agent, so the engine starts fast and
+a missing KB only affects its agents."""
 
 from __future__ import annotations
 
-import logging
-from typing import Any
+import time
+from typing import Literal
 
 from ragchat.agents.config import AppConfig
-from ragchat.agents.deps import AgentDeps
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.memory import MemoryStore
+from ragchat.agents.retrievers import HiddenDocuments, KBOpener, RetrieverCache
+from ragchat.agents.wiring import AgentWiring, Clock
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
+from ragchat.safety.base import SafetyClassifier
+from ragchat.safety.guard import SafetyGuard, as_guard
 from ragchat.settings import Settings
+from ragchat.store.memory import InMemoryMemoryStore, MemoryStore
 
-log = logging.getLogger(__name__)
-
-
-def default_safety(embedder: Embedder) -> Any | None:
-    """The offline classifier (phrase rules + exemplar similarity), so messages are always
-    classified unless the caller passes its own guard."""
-    try:
-        from ragchat.safety.offline import OfflineSafetyClassifier
-    except ImportError:  # pragma: no cover - the safety package is part of ragchat
-        log.warning("no safety classifier available: messages are not classified")
-        return None
-    return OfflineSafetyClassifier(embedder)
+OFFLINE: Literal["offline"] = "offline"
 
 
 def build_engine(
     settings: Settings,
     app_config: AppConfig,
     *,
-    chat_model: ChatModel | None = None,
     embedder: Embedder | None = None,
-    safety: Any | None = None,
+    chat_model: ChatModel | None = None,
+    safety: SafetyClassifier | SafetyGuard | Literal["offline"] | None = OFFLINE,
     memory: MemoryStore | None = None,
+    kb_opener: KBOpener | None = None,
+    hidden_documents: HiddenDocuments | None = None,
+    clock: Clock = time.perf_counter,
 ) -> ChatEngine:
-    """``chat_model=None`` runs the offline agents; ``safety`` is a guard with ``classify``
-    and ``refusal_for`` or a bare ``SafetyClassifier`` (standard refusals are added), default
-    the offline classifier; ``memory=None`` keeps long-term memory in process memory."""
+    """``chat_model=None`` runs every step's heuristic. ``safety``: the offline classifier
+    (default), a ``SafetyClassifier`` (standard refusals are added) or a ``SafetyGuard`` with
+    its own, or None (messages are not classified). ``memory=None`` keeps long-term memory in
+    process memory. ``kb_opener`` opens a knowledge base by name (default: from
+    ``settings.kb_root``); ``hidden_documents(kb, user)`` lists the documents a user may not
+    see (default: everyone sees everything)."""
     if embedder is None:
-        from ragchat import services
+        from ragchat import resources
 
-        embedder = services.embedder(settings)
-    if safety is None:
-        safety = default_safety(embedder)
-    deps = AgentDeps(
+        embedder = resources.embedder(settings)
+    if safety == OFFLINE:
+        from ragchat.safety.offline import OfflineSafetyClassifier
+
+        safety = OfflineSafetyClassifier(embedder)
+    assert not isinstance(safety, str)
+    knowledge = RetrieverCache(
+        settings, embedder, chat_model, opener=kb_opener, hidden_documents=hidden_documents
+    )
+    wiring = AgentWiring(
         settings=settings,
         app_config=app_config,
         embedder=embedder,
+        knowledge=knowledge,
+        memory=memory or InMemoryMemoryStore.from_settings(embedder, settings.memory),
         chat_model=chat_model,
-        memory=memory,
-        safety=safety,
+        safety=as_guard(safety),
+        clock=clock,
     )
-    return ChatEngine(deps)
+    return ChatEngine(wiring)

@@ -1,117 +1,68 @@
-"""What a conversation turn produces, shared by every agent, the engine, the CLI and the API."""
+"""The turn contract: what a caller hands the engine (``ConversationState``, ``TurnOptions``),
+what every graph node reads (``Turn``), what an agent gives back (``AgentOutcome``) and what the
+engine returns (``TurnResult`` with its typed ``TurnMetadata``; ``events.py`` for streams).
+
+Everything here is typed end to end: nothing is turned into a dict before the API (or the CLI)
+serialises it, and nothing is read back by string keys."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from ragchat.errors import ConfigError, RagchatError
-from ragchat.types import Hit
+from pydantic import BaseModel, ConfigDict
 
-Role = Literal["user", "assistant", "system"]
-
-
-@dataclass(frozen=True)
-class HistoryMessage:
-    role: Role
-    content: str
-    agent: str | None = None
-
-
-@dataclass(frozen=True)
-class Citation:
-    """One numbered source of a reply: ``[n]`` in the text refers to ``index`` n."""
-
-    index: int
-    chunk_id: str
-    source: str
-    title: str
-    location: str  # "page 3", "Ibuprofen > Side effects", "00:01:02.800–00:01:58.500 (Dr. X)"
-    score: float
-    preview: str
-    page: int | None = None
-    section_path: tuple[str, ...] = ()
-    start_ts: str | None = None
-    end_ts: str | None = None
-    speakers: tuple[str, ...] = ()
-    chapter: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["section_path"] = list(self.section_path)
-        data["speakers"] = list(self.speakers)
-        return data
-
-
-def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Citation:
-    md = hit.chunk.metadata
-    text = " ".join((hit.chunk.text or "").split())
-    chapter = md.get("chapter")
-    return Citation(
-        index=index,
-        chunk_id=hit.chunk.chunk_id,
-        source=str(md.get("source", "")),
-        title=str(md.get("doc_title") or md.get("title") or ""),
-        location=hit.chunk.location(),
-        score=round(float(hit.score), 4),
-        preview=text[:preview_chars] + ("…" if len(text) > preview_chars else ""),
-        page=int(md["page"]) if "page" in md else None,
-        section_path=tuple(md.get("heading_path") or ()),
-        start_ts=md.get("start_ts"),
-        end_ts=md.get("end_ts"),
-        speakers=tuple(md.get("speakers") or ()),
-        chapter=None if chapter is None else str(chapter),
-    )
-
-
-@dataclass
-class TurnResult:
-    """A finished turn. ``metadata`` carries routing (agent, reasoning, confidence), the
-    reformulated query, retrieval attempts, confidence, the gate decision and per-step timings."""
-
-    reply: str
-    agent: str
-    citations: list[Citation] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    bubbles: list[str] | None = None  # companion replies as several chat bubbles
-    no_answer: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reply": self.reply,
-            "agent": self.agent,
-            "citations": [c.to_dict() for c in self.citations],
-            "metadata": self.metadata,
-            "bubbles": self.bubbles,
-            "no_answer": self.no_answer,
-        }
+from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo, TurnMetadata
+from ragchat.errors import ConfigError, InvalidInput
+from ragchat.types import Citation, HistoryMessage
 
 
 class UnknownAgent(ConfigError):
     """A turn asked for an agent name the configuration does not declare."""
 
 
-class InvalidMessage(RagchatError):
+class InvalidMessage(InvalidInput):
     """The user message is empty (or only whitespace)."""
+
+
+class UserProfile(BaseModel):
+    """What an agent has learnt about the user in a conversation (the companion keeps the
+    name). Stored on the conversation; facts a newer version adds are kept as extras."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    name: str | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> UserProfile:
+        return cls.model_validate(dict(data or {}))
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+    def merged(self, update: UserProfile) -> UserProfile:
+        """This profile with ``update``'s facts on top."""
+        return UserProfile.model_validate({**self.to_json(), **update.to_json()})
 
 
 @dataclass
 class ConversationState:
-    """What the caller loads before a turn. The database is the single source of truth: the
-    engine never stores history; it returns the (possibly new) agent in
-    ``TurnResult.metadata["assigned_agent"]`` for the caller to persist."""
+    """What the caller loads before a turn. The caller's store is the single source of truth:
+    the engine keeps nothing between turns; ``TurnResult.metadata`` carries the (possibly new)
+    assigned agent and user profile for the caller to persist."""
 
     conversation_id: str
     assigned_agent: str | None = None
     history: list[HistoryMessage] = field(default_factory=list)  # recent messages, oldest first
-    user_profile: dict[str, Any] = field(default_factory=dict)
+    user_profile: UserProfile = field(default_factory=UserProfile)
 
 
 @dataclass(frozen=True)
 class TurnOptions:
     """Per-turn overrides: ``agent`` forces an agent (the OpenAI-compatible model field),
     ``chapter`` / ``selected_text`` select textbook modes, ``kb`` searches another knowledge
-    base with the agent's settings."""
+    base with the agent's settings, ``top_k`` caps the passages retrieved."""
 
     agent: str | None = None
     chapter: str | None = None
@@ -119,9 +70,48 @@ class TurnOptions:
     top_k: int | None = None
     kb: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn as every graph node sees it: the message and what the caller loaded, immutable.
+    The supervisor hands an agent the same turn, with the message a switch phrase left over.
+
+    Per-turn work worth sharing between steps (a query embedding computed once for safety,
+    routing and retrieval) belongs on this object, next to the message it is derived from."""
+
+    message: str
+    user_id: str = ""
+    conversation_id: str = ""
+    history: tuple[HistoryMessage, ...] = ()
+    user_profile: UserProfile = field(default_factory=UserProfile)
+    options: TurnOptions = field(default_factory=TurnOptions)
+    assigned_agent: str | None = None  # the conversation's agent before this turn
 
 
-# {"type": "metadata" | "token" | "citations" | "final", ...}; see ``ChatEngine.stream_turn``.
-TurnEvent = dict[str, Any]
+@dataclass(frozen=True)
+class AgentOutcome:
+    """What one agent's graph produced for a turn (the supervisor turns it into a result)."""
+
+    reply: str
+    citations: tuple[Citation, ...] = ()
+    bubbles: tuple[str, ...] | None = None  # companion replies as several chat bubbles
+    no_answer: bool = False
+    search_query: str | None = None
+    retrieval: RetrievalInfo | None = None
+    gate: GateInfo | None = None
+    user_profile: UserProfile | None = None  # the updated profile, when the turn changed it
+    trace: AgentTrace | None = None  # the agent kind's own account of the turn
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """A finished turn: the reply, who gave it, its citations, and typed metadata (routing,
+    safety, retrieval and gate, what to persist, per-step timings)."""
+
+    reply: str
+    agent: str
+    metadata: TurnMetadata
+    citations: list[Citation] = field(default_factory=list)
+    bubbles: list[str] | None = None  # companion replies as several chat bubbles
+    no_answer: bool = False

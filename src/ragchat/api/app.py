@@ -23,7 +23,6 @@ from starlette.middleware.cors import CORSMiddleware
 
 from ragchat import __version__
 from ragchat.agents.config import AppConfig, load_config
-from ragchat.agents.engine import ChatEngine
 from ragchat.api.docs import install_docs
 from ragchat.api.errors import install_error_handlers
 from ragchat.api.middleware import BodyLimitMiddleware, RequestContextMiddleware
@@ -38,16 +37,17 @@ from ragchat.api.routes import (
     users,
 )
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.engine import ThreadedEngine
+from ragchat.api.services.access import DocumentAccess, uploads_dir
+from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
-from ragchat.api.services.memory import SqlMemoryStore
 from ragchat.api.state import AppState
 from ragchat.errors import ConfigError
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
+from ragchat.store.memory import SqlMemoryStore
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
@@ -62,7 +62,7 @@ are rate limited (429 + Retry-After). `/v1` speaks the OpenAI Chat Completions p
 class Injected:
     """What a caller (tests, embedding applications) provides instead of the defaults."""
 
-    engine: ChatEngine | None = None
+    engine: Engine | None = None
     store: Store | None = None
     embedder: Embedder | None = None
     chat_model: ChatModel | None = None
@@ -72,8 +72,10 @@ class Injected:
 
 def _build_state(settings: Settings, given: Injected) -> AppState:
     """Everything blocking at start-up; a ``ConfigError``/``StoreUnavailable`` stops start-up
-    with its message."""
-    from ragchat import services
+    with its message. The engine is built last, from parts that are complete: the knowledge
+    base registry it opens KBs through (uploads are searchable at once) and the document
+    access rules it filters retrieval with (private uploads stay private)."""
+    from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.factory import build_engine
     from ragchat.llm.factory import build_chat_model
@@ -84,10 +86,10 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     store = given.store if given.store is not None else build_store(settings)
     engine = given.engine
     app_config = given.app_config or (
-        engine.deps.app_config if engine is not None else load_config(settings.config_file)
+        engine.app_config if engine is not None else load_config(settings.config_file)
     )
     embedder = given.embedder or (
-        engine.deps.embedder if engine is not None else services.embedder(settings)
+        engine.embedder if engine is not None else resources.embedder(settings)
     )
     bootstrap = given.bootstrap
     if bootstrap is None:
@@ -107,29 +109,36 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     registry = KnowledgeBaseRegistry(
         settings.kb_root, embedder, chunking=settings.chunking.model_dump()
     )
-    memory = SqlMemoryStore(store, embedder)
+    access = DocumentAccess(uploads_dir(settings), registry)
+    memory = SqlMemoryStore.from_settings(store, embedder, settings.memory)
     if engine is None:
-        chat_model = given.chat_model or build_chat_model(settings)
         engine = build_engine(
-            settings, app_config, chat_model=chat_model, embedder=embedder, memory=memory
+            settings,
+            app_config,
+            embedder=embedder,
+            chat_model=given.chat_model or build_chat_model(settings),
+            memory=memory,
+            kb_opener=registry.open,
+            hidden_documents=access.hidden,
         )
-    if engine.deps.kb_opener is None:
-        engine.deps.kb_opener = registry.open  # uploads become visible to every retriever
     else:
-        log.warning("the engine opens its own knowledge bases: uploads need a restart")
+        log.warning(
+            "an injected engine searches the knowledge bases it was built with: build it with "
+            "kb_opener and hidden_documents to see uploads and keep them private"
+        )
     signer = CookieSigner(cookie_secret(settings), secure=settings.api.cookie_secure)
-    threaded = ThreadedEngine(engine)
-    state = AppState.build(settings, store, threaded, embedder, registry, memory, signer)
+    state = AppState.build(
+        settings, store, ThreadedEngine(engine), embedder, access, memory, signer
+    )
     if given.store is None:  # an injected store is its owner's to recover (and to close)
         state.documents.fail_interrupted_jobs()
-    engine.deps.hidden_documents = state.documents.access.hidden  # private uploads stay private
     return state
 
 
 def create_app(
     settings: Settings | None = None,
     *,
-    engine: ChatEngine | None = None,
+    engine: Engine | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
     chat_model: ChatModel | None = None,

@@ -20,8 +20,9 @@ from ragchat.errors import (
     ConfigError,
     Conflict,
     DocumentNotFound,
-    IndexError_,
+    IndexStateError,
     IngestError,
+    InvalidKnowledgeBaseName,
     KnowledgeBaseNotFound,
     LLMError,
     LLMUnavailable,
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 ERROR_MAP: list[tuple[type[RagchatError], int, str]] = [
     (UnknownAgent, 400, "unknown_agent"),
     (InvalidMessage, 400, "invalid_message"),
+    (InvalidKnowledgeBaseName, 400, "invalid_kb_name"),
     (RetrievalError, 400, "invalid_query"),
     (UnsafeInput, 400, "unsafe_input"),
     (UnsupportedFileError, 415, "unsupported_file_type"),
@@ -52,7 +54,7 @@ ERROR_MAP: list[tuple[type[RagchatError], int, str]] = [
     (StoreUnavailable, 503, "store_unavailable"),
     (ModelLoadError, 503, "model_unavailable"),
     (LLMError, 502, "llm_error"),
-    (IndexError_, 500, "index_error"),
+    (IndexStateError, 500, "index_error"),
     (ConfigError, 500, "config_error"),
     (RagchatError, 500, "internal_error"),
 ]

@@ -1,13 +1,13 @@
-"""Request and response models (they are the OpenAPI documentation at /docs)."""
+"""Request and response models (they are the OpenAPI documentation at /docs). The models of
+stored entities read the store's rows with ``model_validate`` (``from_attributes``): the public
+subset of each row, nothing copied by hand."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from ragchat.store.rows import ApiKeyRow, ConversationRow, JobRow, MessageRow, User
 
 MAX_MESSAGE_CHARS = 8000
 AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
@@ -37,16 +37,12 @@ class UserCreate(BaseModel):
 
 
 class UserOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     kind: str
     display_name: str | None
     created_at: datetime
-
-    @classmethod
-    def of(cls, user: User) -> Self:
-        return cls(
-            id=user.id, kind=user.kind, display_name=user.display_name, created_at=user.created_at
-        )
 
 
 class ApiKeyCreate(BaseModel):
@@ -54,23 +50,14 @@ class ApiKeyCreate(BaseModel):
 
 
 class ApiKeyOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     name: str
     prefix: str
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
-
-    @classmethod
-    def of(cls, key: ApiKeyRow) -> ApiKeyOut:
-        return cls(
-            id=key.id,
-            name=key.name,
-            prefix=key.prefix,
-            created_at=key.created_at,
-            last_used_at=key.last_used_at,
-            revoked_at=key.revoked_at,
-        )
 
 
 class ApiKeyCreated(ApiKeyOut):
@@ -126,6 +113,8 @@ class ConversationRename(BaseModel):
 
 
 class ConversationOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     title: str | None
     assigned_agent: str | None
@@ -134,20 +123,10 @@ class ConversationOut(BaseModel):
     updated_at: datetime
     last_activity_at: datetime
 
-    @classmethod
-    def of(cls, c: ConversationRow) -> ConversationOut:
-        return cls(
-            id=c.id,
-            title=c.title,
-            assigned_agent=c.assigned_agent,
-            status=c.status,
-            created_at=c.created_at,
-            updated_at=c.updated_at,
-            last_activity_at=c.last_activity_at,
-        )
-
 
 class MessageOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     seq: int
     role: str
@@ -157,20 +136,6 @@ class MessageOut(BaseModel):
     citations: list[dict[str, Any]]
     metadata: dict[str, Any]
     created_at: datetime
-
-    @classmethod
-    def of(cls, m: MessageRow) -> MessageOut:
-        return cls(
-            id=m.id,
-            seq=m.seq,
-            role=m.role,
-            content=m.content,
-            agent=m.agent,
-            status=m.status,
-            citations=m.citations,
-            metadata=m.metadata,
-            created_at=m.created_at,
-        )
 
 
 # -- query ------------------------------------------------------------------------------------
@@ -218,6 +183,8 @@ class JobAccepted(BaseModel):
 
 
 class JobOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     kb: str
     status: str
@@ -228,21 +195,6 @@ class JobOut(BaseModel):
     result: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
-
-    @classmethod
-    def of(cls, j: JobRow) -> JobOut:
-        return cls(
-            id=j.id,
-            kb=j.kb,
-            status=j.status,
-            progress=j.progress,
-            total=j.total,
-            done=j.done,
-            message=j.message,
-            result=j.result,
-            created_at=j.created_at,
-            updated_at=j.updated_at,
-        )
 
 
 class DocumentOut(BaseModel):

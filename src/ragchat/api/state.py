@@ -8,19 +8,20 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from ragchat.api.limits import RateLimits, StreamSlots
+from ragchat.api.services.access import DocumentAccess
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.documents import DocumentService
-from ragchat.api.services.engine import ThreadedEngine
+from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.health import HealthService
 from ragchat.api.services.identity import CookieSigner
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
-from ragchat.api.services.memory import SqlMemoryStore
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
 from ragchat.index.base import Embedder
 from ragchat.settings import Settings
 from ragchat.store.base import Store
+from ragchat.store.memory import SqlMemoryStore
 
 
 @dataclass
@@ -49,11 +50,12 @@ class AppState:
         store: Store,
         engine: ThreadedEngine,
         embedder: Embedder,
-        registry: KnowledgeBaseRegistry,
+        access: DocumentAccess,
         memory: SqlMemoryStore,
         signer: CookieSigner,
     ) -> AppState:
         api = settings.api
+        registry = access.registry
         per_ip = api.rate_limit_per_ip_per_minute
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragchat-ingest")
         return cls(
@@ -71,8 +73,8 @@ class AppState:
             streams=StreamSlots(api.max_concurrent_streams),
             executor=executor,
             chat=ChatService(settings, store, engine),
-            documents=DocumentService(settings, store, registry, executor),
-            sessions=SessionService(store, memory),
+            documents=DocumentService(settings, store, access, executor),
+            sessions=SessionService(store, memory, settings.memory),
             query=QueryService(engine),
             health=HealthService(settings, store, engine, embedder, registry),
             openai=OpenAIAdapter(engine, settings.history_turns),
@@ -80,8 +82,7 @@ class AppState:
 
 
 def get_state(request: Request) -> AppState:
-    state = getattr(request.app.state, "ragchat", None)
-    if state is None:  # only before the lifespan ran (a misconfigured test client)
+    state = getattr(request.app.state, "ragchat", None)  # Starlette's untyped state bag
+    if not isinstance(state, AppState):  # only before the lifespan ran (a misconfigured client)
         raise RuntimeError("ragchat app state missing: was the lifespan started?")
-    assert isinstance(state, AppState)
     return state

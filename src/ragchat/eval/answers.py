@@ -10,7 +10,7 @@ Per answer, with the refusal message never scored as an answer:
 - embedding similarity: cosine of the reply and the reference (the configured embedder);
 - citation validity: every ``[n]`` marker refers to a citation, and every cited chunk exists
   in the knowledge base and was among the chunks retrieved for that turn
-  (``metadata["gate"]["chunk_ids"]``);
+  (``result.metadata.gate.chunk_ids``);
 - groundedness: the share of reply sentences whose best cosine to the cited passages (each
   passage and each of its sentences) is at least ``GROUNDED_COSINE``;
 - evidence hit (PubMedQA): every cited chunk comes from the question's own abstract (its
@@ -26,16 +26,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragchat.agents.offline._text import split_sentences, words
-from ragchat.agents.types import Citation, ConversationState, TurnOptions
+from ragchat.agents.heuristics._text import split_sentences, words
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.eval.data import EvalDataError
 from ragchat.eval.metrics import latency_stats
 from ragchat.index.base import Embedder
-from ragchat.types import Chunk
+from ragchat.types import Chunk, Citation
+
+if TYPE_CHECKING:  # the engine pulls in LangGraph
+    from ragchat.agents.engine import ChatEngine
 
 GROUNDED_COSINE = 0.6
 MIN_SENTENCE_WORDS = 3
@@ -197,7 +200,7 @@ class AnswerRun:
 
 
 async def evaluate_answers(
-    engine: Any,
+    engine: ChatEngine,
     items: Sequence[AnswerItem],
     *,
     agent: str,
@@ -232,12 +235,17 @@ async def evaluate_answers(
 
 
 def score_turn(
-    item: AnswerItem, result: Any, latency_ms: float, chunks: ChunkLookup, embedder: Embedder
+    item: AnswerItem,
+    result: TurnResult,
+    latency_ms: float,
+    chunks: ChunkLookup,
+    embedder: Embedder,
 ) -> AnswerRecord:
     citations: list[Citation] = list(result.citations)
     ids = [c.chunk_id for c in citations]
     known = {c.chunk_id: c for c in chunks(item.kb, ids)}
-    retrieved = (result.metadata.get("gate") or {}).get("chunk_ids") or []
+    gate = result.metadata.gate
+    retrieved = list(gate.chunk_ids) if gate is not None else []
     problems = citation_problems(result.reply, citations, retrieved, set(known))
     rouge = similarity = grounded = None
     if not result.no_answer:

@@ -37,10 +37,10 @@ def retriever_factory(
 ) -> tuple[RetrieverFactory, bool, str]:
     """Opens the knowledge base once; returns a factory of retrievers over it, whether a
     reranker is available (only tried when ``reranker``) and the reranker status line."""
-    from ragchat import services
+    from ragchat import resources
     from ragchat.retrieve.factory import build_retriever, shared_reranker
 
-    base = services.open_kb(settings, kb)
+    base = resources.open_kb(settings, kb)
     model, status = shared_reranker(settings) if reranker else (None, "reranker: not needed")
 
     def factory(config: RetrievalSettings) -> Any:

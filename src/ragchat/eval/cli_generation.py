@@ -47,7 +47,7 @@ def answers(
     the replies: ROUGE-L, similarity, citations, groundedness, NO_ANSWER rate, latency."""
     import asyncio
 
-    from ragchat import services
+    from ragchat import resources
     from ragchat.agents.factory import build_engine
     from ragchat.eval.answers import (
         AnswerRun,
@@ -63,7 +63,7 @@ def answers(
         kind = fmt or ("jsonl" if data.suffix == ".jsonl" else "pubmedqa")
         if kind not in ("pubmedqa", "jsonl"):
             raise ConfigError(f"--format must be pubmedqa or jsonl, not {kind!r}")
-        embedder = services.embedder(settings)
+        embedder = resources.embedder(settings)
         notes: list[str] = []
         if kind == "pubmedqa":
             kb = kb or "pubmedqa"
@@ -83,7 +83,7 @@ def answers(
         kb_name = config.agents[name].knowledge_base or kb
 
         def chunks(other: str | None, ids: Any) -> Any:
-            return engine.deps.knowledge_base(other or kb_name).get_chunks(ids)
+            return engine.wiring.knowledge.knowledge_base(other or kb_name).get_chunks(ids)
 
         with progress_bars() as progress:
             records = asyncio.run(
@@ -91,7 +91,7 @@ def answers(
                     engine, items, agent=name, chunks=chunks, embedder=embedder, progress=progress
                 )
             )
-        backend = settings.llm.backend if engine.deps.chat_model else "offline (extractive)"
+        backend = settings.llm.backend if engine.chat_model else "offline (extractive)"
         run = AnswerRun(kb_name, name, backend, len(records), summarise(records), records, notes)
         print_answers(run, console)
         paths = write_answers(run, output or settings.data_dir / "eval" / f"answers-{kb_name}")
@@ -113,14 +113,14 @@ def synth(
     questions whose source chunk the default retriever does not find in its top 10."""
     import asyncio
 
-    from ragchat import services
+    from ragchat import resources
     from ragchat.eval.synth import TOP_K, synthesize, write_synth
     from ragchat.llm.factory import build_chat_model
     from ragchat.retrieve.factory import build_retriever
 
     with command_scope(data_dir) as settings:
-        embedder = services.embedder(settings)
-        base = services.open_kb(settings, kb, embedder)
+        embedder = resources.embedder(settings)
+        base = resources.open_kb(settings, kb, embedder)
         retriever = build_retriever(settings, base)
         model = build_chat_model(settings)
 

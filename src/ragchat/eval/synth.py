@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ragchat.agents.offline._text import (
+from ragchat.agents.heuristics._text import (
     GENERIC_WORDS,
     content_words,
     split_sentences,

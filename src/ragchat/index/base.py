@@ -31,7 +31,9 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class DenseIndex(Protocol):
-    """Vectors addressed by integer row labels the knowledge base assigns."""
+    """Vectors addressed by integer row labels the knowledge base assigns. Backends:
+    ``dense.FlatIndex`` (exact, the default) and ``dense.HNSWIndex`` (approximate search);
+    tests/index/test_dense.py is their contract."""
 
     def __len__(self) -> int: ...
 
@@ -46,7 +48,12 @@ class DenseIndex(Protocol):
         ...
 
     def scores(self, query: Vector, labels: Rows) -> npt.NDArray[np.float32]:
-        """Exact cosine of the query with the given labels (for gates and dense-first scoring)."""
+        """Exact cosine of the query with the given labels (for gates and dense-first scoring);
+        0 for labels the index does not hold."""
+        ...
+
+    def vector(self, label: int) -> Vector | None:
+        """The stored vector of ``label`` (None when absent): feedback reuses it."""
         ...
 
     def save(self, directory: Path) -> None: ...
@@ -54,7 +61,8 @@ class DenseIndex(Protocol):
 
 @runtime_checkable
 class KeywordIndex(Protocol):
-    """BM25 over texts addressed by the same integer labels as the dense index."""
+    """BM25 over texts addressed by the same integer labels as the dense index
+    (``bm25.BM25Index``; tests/index/test_bm25.py)."""
 
     def __len__(self) -> int: ...
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 import Stemmer
 
-from ragchat.errors import IndexError_
+from ragchat.errors import IndexStateError
 from ragchat.index.base import Rows
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -154,13 +154,15 @@ class BM25Index:
             tf = sp.load_npz(directory / "bm25_tf.npz").tocsr()
             labels = np.load(directory / "bm25_labels.npy")
         except (OSError, ValueError, KeyError) as exc:
-            raise IndexError_(f"BM25 index in {directory} is missing or corrupt: {exc}") from exc
+            raise IndexStateError(
+                f"BM25 index in {directory} is missing or corrupt: {exc}"
+            ) from exc
         index = cls(k1=float(meta["k1"]), b=float(meta["b"]))
         index.vocab = {str(k): int(v) for k, v in meta["vocab"].items()}
         index.tf = tf.astype(np.float32)
         index.labels = labels.astype(np.int64)
         if index.tf.shape[0] != len(index.labels):
-            raise IndexError_(
+            raise IndexStateError(
                 f"BM25 index in {directory}: {len(index.labels)} labels for "
                 f"{index.tf.shape[0]} rows"
             )

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragchat.errors import IndexError_
-from ragchat.index.base import Matrix, Rows, Vector
+from ragchat.errors import IndexStateError
+from ragchat.index.base import DenseIndex, Matrix, Rows, Vector
 from ragchat.index.bm25 import top_k
 
 Kernel = Literal["auto", "faiss", "numpy"]
@@ -62,7 +62,7 @@ class FlatIndex:
     def add(self, labels: Rows, vectors: Matrix) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
-            raise IndexError_(f"expected vectors of dim {self.dim}, got shape {vectors.shape}")
+            raise IndexStateError(f"expected vectors of dim {self.dim}, got shape {vectors.shape}")
         if len(labels) != vectors.shape[0]:
             raise ValueError("labels and vectors differ in length")
         start = len(self)
@@ -127,14 +127,16 @@ class FlatIndex:
             vectors = np.load(directory / "dense_vectors.npy", mmap_mode=None)
             labels = np.load(directory / "dense_labels.npy")
         except (OSError, ValueError) as exc:
-            raise IndexError_(f"dense index in {directory} is missing or corrupt: {exc}") from exc
+            raise IndexStateError(
+                f"dense index in {directory} is missing or corrupt: {exc}"
+            ) from exc
         if vectors.ndim != 2 or (vectors.shape[0] and vectors.shape[1] != dim):
-            raise IndexError_(
+            raise IndexStateError(
                 f"dense index in {directory} has vectors of shape {vectors.shape}, "
                 f"but the manifest says dim {dim}"
             )
         if vectors.shape[0] != labels.shape[0]:
-            raise IndexError_(
+            raise IndexStateError(
                 f"dense index in {directory}: {labels.shape[0]} labels for "
                 f"{vectors.shape[0]} vectors"
             )
@@ -159,7 +161,7 @@ class HNSWIndex(FlatIndex):
         try:
             import hnswlib
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise IndexError_("the hnsw backend needs `pip install ragchat[hnsw]`") from exc
+            raise IndexStateError("the hnsw backend needs `pip install ragchat[hnsw]`") from exc
         graph = hnswlib.Index(space="ip", dim=self.dim)
         graph.init_index(
             max_elements=capacity,
@@ -219,15 +221,15 @@ class HNSWIndex(FlatIndex):
         return index
 
 
-def new_dense_index(kind: str, dim: int) -> FlatIndex:
+def new_dense_index(kind: str, dim: int) -> DenseIndex:
     if kind == "flat":
         return FlatIndex(dim)
     if kind == "hnsw":
         return HNSWIndex(dim)
-    raise IndexError_(f"unknown dense backend {kind!r} (use 'flat' or 'hnsw')")
+    raise IndexStateError(f"unknown dense backend {kind!r} (use 'flat' or 'hnsw')")
 
 
-def load_dense_index(kind: str, directory: Path, dim: int) -> FlatIndex:
+def load_dense_index(kind: str, directory: Path, dim: int) -> DenseIndex:
     if kind == "hnsw":
         return HNSWIndex.load(directory, dim)
     return FlatIndex.load(directory, dim)

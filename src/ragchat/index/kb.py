@@ -13,11 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from ragchat.errors import IndexError_, KnowledgeBaseNotFound, ModelMismatchError
-from ragchat.index.base import Embedder, Matrix, Vector
+from ragchat.errors import (
+    IndexStateError,
+    InvalidKnowledgeBaseName,
+    KnowledgeBaseNotFound,
+    ModelMismatchError,
+)
+from ragchat.index.base import DenseIndex, Embedder, KeywordIndex, Matrix, Vector
 from ragchat.index.bm25 import BM25Index
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
-from ragchat.index.dense import FlatIndex, load_dense_index, new_dense_index
+from ragchat.index.dense import load_dense_index, new_dense_index
 from ragchat.index.manifest import Manifest, now_iso
 from ragchat.types import Chunk, Exclude
 
@@ -28,9 +33,12 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def validate_name(name: str) -> str:
+    """``name`` if it can name a knowledge base (it is a folder name), else
+    ``InvalidKnowledgeBaseName``."""
     if not _NAME.match(name):
-        raise KnowledgeBaseNotFound(
-            f"invalid knowledge base name {name!r}: use letters, digits, '.', '_' or '-'"
+        raise InvalidKnowledgeBaseName(
+            f"invalid knowledge base name {name!r}: knowledge base names are 1-64 letters, "
+            "digits, '.', '_' or '-', starting with a letter or digit"
         )
     return name
 
@@ -42,8 +50,8 @@ class KnowledgeBase:
         manifest: Manifest,
         embedder: Embedder,
         store: ChunkStore,
-        dense: FlatIndex,
-        bm25: BM25Index,
+        dense: DenseIndex,
+        bm25: KeywordIndex,
     ) -> None:
         self.path = path
         self.name = manifest.name
@@ -69,7 +77,7 @@ class KnowledgeBase:
     ) -> KnowledgeBase:
         path = Path(root) / validate_name(name)
         if (path / "manifest.json").exists():
-            raise IndexError_(f"knowledge base {name!r} already exists at {path}")
+            raise IndexStateError(f"knowledge base {name!r} already exists at {path}")
         path.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(
             name=name,
@@ -121,7 +129,7 @@ class KnowledgeBase:
         }
         if len(set(counts.values())) != 1:
             store.close()
-            raise IndexError_(
+            raise IndexStateError(
                 f"knowledge base {name!r} is inconsistent (child chunk counts {counts}); "
                 f"delete it with `ragchat kb delete {name}` and ingest again"
             )

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ragchat.errors import IndexError_
+from ragchat.errors import IndexStateError
 
 FORMAT_VERSION = 1
 
@@ -44,8 +44,8 @@ class Manifest(BaseModel):
         try:
             return cls.model_validate(json.loads(path.read_text()))
         except FileNotFoundError as exc:
-            raise IndexError_(
+            raise IndexStateError(
                 f"{directory} has no manifest.json: not a ragchat knowledge base"
             ) from exc
         except (ValueError, ValidationError) as exc:
-            raise IndexError_(f"{path} is corrupt: {exc}") from exc
+            raise IndexStateError(f"{path} is corrupt: {exc}") from exc

@@ -85,3 +85,11 @@ class ChatModel(Protocol):
     ) -> M:
         """A reply parsed into ``schema``; raises ``LLMOutputError`` when it cannot be."""
         ...
+
+
+@runtime_checkable
+class HoldsConnections(Protocol):
+    """Optional ``ChatModel`` capability: connections to close at shutdown (on the event loop
+    that opened them)."""
+
+    async def aclose(self) -> None: ...

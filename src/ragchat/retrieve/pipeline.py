@@ -33,7 +33,7 @@ from ragchat.retrieve.gate import (
     top_relevance,
 )
 from ragchat.retrieve.postprocess import expand_neighbours, resolve_parents
-from ragchat.retrieve.search import Timings, search_candidates, timed
+from ragchat.retrieve.search import Timings, search_candidates, time_step
 from ragchat.retrieve.selection import retrieve_from_text
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit, RetrievalResult
@@ -113,23 +113,23 @@ class KBRetriever:
         timings: Timings = {}
         result = RetrievalResult(query=query, hits=[], mode=cfg.mode, timings=timings)
 
-        with timed(timings, "embed"):  # also needed in bm25 mode: the gate is a cosine
+        with time_step(timings, "embed"):  # also needed in bm25 mode: the gate is a cosine
             query_vec = self.kb.embedder.embed_query(query)
         hits = search_candidates(self.kb, cfg, query, query_vec, filters, timings)
         if cfg.prf_docs > 0 and cfg.mode != "bm25" and hits:
-            with timed(timings, "prf"):
+            with time_step(timings, "prf"):
                 hits = self._dense_feedback(query, query_vec, hits, filters)
         result.hits = hits
 
         if cfg.query_expansion and hits:
             first_relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
             if self.always_expand or first_relevance < self.expand_below:
-                with timed(timings, "expand"):
+                with time_step(timings, "expand"):
                     hits = self._expand(query, result, filters)
 
         if cfg.rerank and self.reranker is not None and hits:
             window = max(self.rerank_candidates, k, K_WHEN_LOW if cfg.adaptive_top_k else 0)
-            with timed(timings, "rerank"):
+            with time_step(timings, "rerank"):
                 reranked = self.reranker.rerank(query, hits[:window])
                 hits = _sorted(
                     [replace(h, scores={"rerank": h.score, **h.scores}) for h in reranked]
@@ -143,7 +143,7 @@ class KBRetriever:
             result.notes.append(f"adaptive top_k={k} (relevance {relevance:.3f})")
 
         if cfg.parents or cfg.neighbours:
-            with timed(timings, "post"):
+            with time_step(timings, "post"):
                 hits = resolve_parents(self.kb, hits, k) if cfg.parents else hits[:k]
                 if cfg.neighbours:
                     hits = expand_neighbours(

@@ -28,7 +28,7 @@ MODES = ("dense", "bm25", "hybrid", "dense_first")
 
 
 @contextmanager
-def timed(timings: Timings, step: str) -> Iterator[None]:
+def time_step(timings: Timings, step: str) -> Iterator[None]:
     """Adds the block's wall time in milliseconds to ``timings[step]`` (accumulating)."""
     start = time.perf_counter()
     try:
@@ -74,12 +74,12 @@ def _complete(
     need_dense = [c for c, _ in bm25 if c not in in_dense]
     need_bm25 = [c for c, _ in dense if c not in in_bm25]
     if need_dense:
-        with timed(timings, "dense"):
+        with time_step(timings, "dense"):
             dense = dense + list(
                 zip(need_dense, kb.dense_scores(query_vec, need_dense), strict=True)
             )
     if need_bm25:
-        with timed(timings, "bm25"):
+        with time_step(timings, "bm25"):
             bm25 = bm25 + list(zip(need_bm25, kb.bm25_scores(query, need_bm25), strict=True))
     return dense, bm25
 
@@ -88,7 +88,7 @@ def _titles(
     kb: SearchableKB, query: str, ids: list[str], timings: Timings
 ) -> list[tuple[str, float]] | None:
     """Title BM25 of the candidates; None when the knowledge base cannot list its titles."""
-    with timed(timings, "title"):
+    with time_step(timings, "title"):
         index = title_index(kb)
         if index is None:
             return None
@@ -119,14 +119,14 @@ def search_candidates(
     if mode != "bm25":
         if query_vec is None:
             raise RetrievalError(f"mode {mode!r} needs a query embedding")
-        with timed(timings, "dense"):
+        with time_step(timings, "dense"):
             dense = kb.dense_search(query_vec, n, filters)
     if mode in ("bm25", "hybrid"):
-        with timed(timings, "bm25"):
+        with time_step(timings, "bm25"):
             bm25 = kb.bm25_search(query, n, filters)
     elif mode == "dense_first":
         # BM25 only re-scores the dense candidates (already filtered), never the collection.
-        with timed(timings, "bm25"):
+        with time_step(timings, "bm25"):
             ids = [chunk_id for chunk_id, _ in dense]
             bm25 = list(zip(ids, kb.bm25_scores(query, ids), strict=True)) if ids else []
     fused = mode in ("hybrid", "dense_first")
@@ -138,7 +138,7 @@ def search_candidates(
     if fused and config.title_weight > 0:
         ids = list(dict.fromkeys([c for c, _ in dense] + [c for c, _ in bm25]))
         title = _titles(kb, query, ids, timings)
-    with timed(timings, "fusion" if fused else mode):
+    with time_step(timings, "fusion" if fused else mode):
         if mode == "dense":
             ranked = sort_ranked(dense)
         elif mode == "bm25":

@@ -9,7 +9,7 @@ import numpy as np
 from ragchat.errors import RetrievalError
 from ragchat.index.base import Embedder
 from ragchat.retrieve.gate import refuses
-from ragchat.retrieve.search import timed
+from ragchat.retrieve.search import time_step
 from ragchat.types import Chunk, Hit, RetrievalResult
 
 SELECTION_ID = "selection"
@@ -29,7 +29,7 @@ def retrieve_from_text(
     if not passage.strip():
         raise RetrievalError("the selected passage is empty")
     timings: dict[str, float] = {}
-    with timed(timings, "embed"):
+    with time_step(timings, "embed"):
         query_vec = embedder.embed_query(query)
         passage_vec = embedder.embed_documents([passage])[0]
     relevance = float(np.dot(query_vec, passage_vec))

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from ragchat.store.engine import translate_errors, write_engine
+from ragchat.store.database import translate_errors, write_engine
 
 Clock = Callable[[], datetime]
 
@@ -37,7 +37,7 @@ class SqlCore:
 
     @contextmanager
     def _tx(self, *, write: bool = True) -> Iterator[Session]:
-        """A committed-on-exit transaction; driver errors are translated (see engine.py)."""
+        """A committed-on-exit transaction; driver errors are translated (see database.py)."""
         with translate_errors(), (self._write if write else self._read).begin() as session:
             yield session
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import delete, select, update
 
@@ -36,7 +36,7 @@ class JobsMixin(SqlCore):
                 updated_at=now,
             )
             s.add(record)
-            return _job(record)
+            return JobRow.model_validate(record)
 
     def update_job(
         self,
@@ -66,14 +66,14 @@ class JobsMixin(SqlCore):
             if result is not None:
                 record.result = dict(result)
             record.updated_at = self._now()
-            return _job(record)
+            return JobRow.model_validate(record)
 
     def get_job(self, user_id: str, job_id: str) -> JobRow:
         with self._tx(write=False) as s:
             record = s.get(IngestionJobRecord, job_id)
             if record is None or record.user_id != user_id:
                 raise NotFound("job not found")
-            return _job(record)
+            return JobRow.model_validate(record)
 
     def list_jobs(self, user_id: str, limit: int = 50, offset: int = 0) -> list[JobRow]:
         J = IngestionJobRecord
@@ -85,7 +85,7 @@ class JobsMixin(SqlCore):
                 .limit(limit)
                 .offset(offset)
             )
-            return [_job(r) for r in rows]
+            return [JobRow.model_validate(r) for r in rows]
 
     def fail_unfinished_jobs(self, message: str) -> int:
         J = IngestionJobRecord
@@ -115,36 +115,15 @@ class JobsMixin(SqlCore):
                 created_at=self._now(),
             )
             s.add(record)
-            return _memory(record)
+            return MemoryRow.model_validate(record)
 
     def list_memories(self, user_id: str, limit: int | None = None) -> list[MemoryRow]:
         M = MemoryRecord
         query = select(M).where(M.user_id == user_id).order_by(M.created_at.desc(), M.id.desc())
         with self._tx(write=False) as s:
-            return [_memory(r) for r in s.scalars(query.limit(limit))]
+            return [MemoryRow.model_validate(r) for r in s.scalars(query.limit(limit))]
 
     def delete_memories(self, user_id: str) -> int:
         with self._tx() as s:
             result = s.execute(delete(MemoryRecord).where(MemoryRecord.user_id == user_id))
             return int(getattr(result, "rowcount", 0) or 0)
-
-
-def _job(r: IngestionJobRecord) -> JobRow:
-    return JobRow(
-        id=r.id,
-        user_id=r.user_id,
-        kb=r.kb,
-        status=cast(JobStatus, r.status),
-        progress=r.progress,
-        total=r.total,
-        done=r.done,
-        message=r.message,
-        result=None if r.result is None else dict(r.result),
-        created_at=r.created_at,
-        updated_at=r.updated_at,
-    )
-
-
-def _memory(r: MemoryRecord) -> MemoryRow:
-    embedding = None if r.embedding is None else bytes(r.embedding)
-    return MemoryRow(r.id, r.user_id, r.conversation_id, r.text, embedding, r.created_at)

@@ -11,11 +11,11 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from ragchat.agents.types import Citation, HistoryMessage
 from ragchat.errors import Conflict, NotFound, StoreUnavailable
 from ragchat.store._core import SqlCore, new_id
 from ragchat.store.models import ConversationRecord, MessageRecord
 from ragchat.store.rows import MessageRole, MessageRow, MessageStatus
+from ragchat.types import Citation, HistoryMessage
 
 # Concurrent appends to one conversation may pick the same seq; the loser retries.
 SEQ_RETRIES = 20
@@ -74,7 +74,7 @@ class MessagesMixin(SqlCore):
             if before_seq is not None:
                 query = query.where(M.seq < before_seq)
             rows = list(s.scalars(query.order_by(M.seq.desc()).limit(limit)))
-            return [_message(r) for r in reversed(rows)]
+            return [MessageRow.model_validate(r) for r in reversed(rows)]
 
     def recent_history(
         self, conversation_id: str, n_turns: int, before_seq: int | None = None
@@ -150,7 +150,7 @@ class MessagesMixin(SqlCore):
         except sa_exc.IntegrityError as exc:
             raise _SeqTaken() from exc
         conv.updated_at = conv.last_activity_at = now
-        return _message(record)
+        return MessageRow.model_validate(record)
 
     def _next_seq(self, s: Session, conversation_id: str) -> int:
         M = MessageRecord
@@ -180,20 +180,4 @@ class MessagesMixin(SqlCore):
             conv = s.get(ConversationRecord, record.conversation_id)
             if conv is not None:
                 conv.updated_at = conv.last_activity_at = now
-            return _message(record)
-
-
-def _message(r: MessageRecord) -> MessageRow:
-    return MessageRow(
-        id=r.id,
-        conversation_id=r.conversation_id,
-        seq=r.seq,
-        role=cast(MessageRole, r.role),
-        content=r.content,
-        agent=r.agent,
-        status=cast(MessageStatus, r.status),
-        created_at=r.created_at,
-        updated_at=r.updated_at,
-        citations=list(r.citations or []),
-        metadata=dict(r.metadata_ or {}),
-    )
+            return MessageRow.model_validate(record)

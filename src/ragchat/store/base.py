@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from ragchat.agents.types import Citation, HistoryMessage
 from ragchat.store.rows import (
     ApiKeyRow,
     ConversationRow,
@@ -21,6 +20,7 @@ from ragchat.store.rows import (
     User,
     UserKind,
 )
+from ragchat.types import Citation, HistoryMessage
 
 CitationLike = Citation | Mapping[str, Any]
 
@@ -74,6 +74,12 @@ class ConversationRepository(Protocol):
         self, user_id: str, conversation_id: str, agent: str | None
     ) -> ConversationRow: ...
 
+    def set_user_profile(
+        self, user_id: str, conversation_id: str, profile: Mapping[str, Any]
+    ) -> ConversationRow:
+        """Replaces the profile facts the agents keep for this conversation."""
+        ...
+
     def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
 
     def delete_conversation(self, user_id: str, conversation_id: str) -> None:
@@ -83,6 +89,11 @@ class ConversationRepository(Protocol):
     def expire_idle(self, now: datetime, ttl: timedelta) -> list[str]:
         """Closes active conversations idle for longer than ``ttl`` (or past ``expires_at``);
         returns their ids."""
+        ...
+
+    def conversation_owners(self, conversation_ids: Sequence[str]) -> dict[str, str]:
+        """conversation id → its user's id (for housekeeping: ``expire_idle`` and ``cleanup``
+        return bare ids); unknown ids are left out."""
         ...
 
 
@@ -191,6 +202,10 @@ class Store(
 ):
     def cleanup(self, now: datetime | None = None) -> list[str]:
         """Periodic housekeeping: ``expire_idle`` with the configured TTL."""
+        ...
+
+    def ping(self) -> None:
+        """A round trip to the database; ``StoreUnavailable`` when it cannot be reached."""
         ...
 
     def close(self) -> None: ...

@@ -8,7 +8,7 @@ from datetime import timedelta
 from ragchat.settings import Settings
 from ragchat.store._core import Clock, utcnow
 from ragchat.store.base import Store
-from ragchat.store.engine import create_store_engine
+from ragchat.store.database import create_store_engine
 from ragchat.store.migrations import MIGRATIONS, Migration, migrate
 from ragchat.store.sql import SqlStore
 

@@ -4,9 +4,10 @@
 version order, all in one transaction (serialised across processes: an advisory lock on
 Postgres, ``BEGIN IMMEDIATE`` on SQLite), so running it at every startup is idempotent.
 
-To change the schema, append a ``Migration`` with the next version whose ``apply`` issues the
-DDL through SQLAlchemy constructs (portable). v1 creates the tables from ``models.py``: before a
-later migration alters a table, freeze v1 by copying those tables into a v1-only ``MetaData``."""
+To change the schema, change ``models.py`` and append a ``Migration`` with the next version whose
+``apply`` issues that change (portable DDL: SQLAlchemy constructs, or one statement per dialect).
+Migrations are history and are never edited: v1 is the frozen schema of ``schema_v1.py``, not
+``models.py`` (tests/store/test_migrations.py checks that replaying them all gives models.py)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,26 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Column, Connection, Engine, Integer, MetaData, String, Table, select, text
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    cast,
+    select,
+    text,
+    update,
+)
 
 from ragchat.errors import ConfigError
 from ragchat.store._core import utcnow
-from ragchat.store.engine import translate_errors, write_engine
-from ragchat.store.models import Base, UTCDateTime
+from ragchat.store.database import translate_errors, write_engine
+from ragchat.store.models import JsonType, UTCDateTime
+from ragchat.store.schema_v1 import create_v1
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +56,48 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
-def _v1_initial(conn: Connection) -> None:
-    Base.metadata.create_all(conn)
+def _v2_conversation_profile(conn: Connection) -> None:
+    """``conversations.user_profile``, filled from where it used to live: the metadata of the
+    conversation's latest assistant message that carried one."""
+    column_type = JsonType.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE conversations ADD COLUMN user_profile {column_type}"))
+    meta = MetaData()
+    messages = Table(
+        "messages",
+        meta,
+        Column("conversation_id", String(36)),
+        Column("seq", Integer),
+        Column("role", String(16)),
+        Column("metadata", JsonType),
+    )
+    conversations = Table(
+        "conversations", meta, Column("id", String(36)), Column("user_profile", JsonType)
+    )
+    query = (
+        select(messages.c.conversation_id, messages.c.metadata)
+        .where(
+            messages.c.role == "assistant",
+            cast(messages.c.metadata, Text).like('%"user_profile"%'),
+        )
+        .order_by(messages.c.conversation_id, messages.c.seq)
+    )
+    latest: dict[str, dict[str, object]] = {}
+    for conversation_id, metadata in conn.execute(query):
+        profile = metadata.get("user_profile") if isinstance(metadata, dict) else None
+        if isinstance(profile, dict):
+            latest[conversation_id] = profile
+    for conversation_id, profile in latest.items():
+        conn.execute(
+            update(conversations)
+            .where(conversations.c.id == conversation_id)
+            .values(user_profile=profile)
+        )
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _v1_initial),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", create_v1),
+    Migration(2, "conversation user profile", _v2_conversation_profile),
+)
 
 
 def migrate(engine: Engine, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:

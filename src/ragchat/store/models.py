@@ -1,6 +1,7 @@
 """The current schema as typed SQLAlchemy ORM classes (portable between SQLite and Postgres).
 
-Only ``migrations.py`` creates or alters tables; the repository code reads and writes them."""
+Only ``migrations.py`` creates or alters tables (a new column here needs a new migration
+there); the repository code reads and writes them."""
 
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ class ConversationRecord(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_activity_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # v2: the profile facts the companion keeps between turns (None before anything is learnt).
+    user_profile: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
 
 
 class MessageRecord(Base):

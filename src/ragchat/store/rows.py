@@ -1,10 +1,13 @@
-"""What the store returns: plain frozen dataclasses, detached from any database session."""
+"""What the store returns: one frozen pydantic model per entity, read straight from the ORM
+record (``from_attributes``) and detached from any database session. The API's response models
+read these the same way, so no entity is copied field by field anywhere."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 UserKind = Literal["anonymous", "named"]
 ConversationStatus = Literal["active", "closed"]
@@ -13,8 +16,11 @@ MessageStatus = Literal["complete", "streaming", "interrupted", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
 
 
-@dataclass(frozen=True)
-class User:
+class Row(BaseModel):
+    model_config = ConfigDict(frozen=True, from_attributes=True, populate_by_name=True)
+
+
+class User(Row):
     id: str
     kind: UserKind
     display_name: str | None
@@ -22,8 +28,7 @@ class User:
     last_seen_at: datetime
 
 
-@dataclass(frozen=True)
-class ApiKeyRow:
+class ApiKeyRow(Row):
     """An API key without its secret (only its sha256 is stored; ``prefix`` is for display)."""
 
     id: str
@@ -35,21 +40,28 @@ class ApiKeyRow:
     revoked_at: datetime | None
 
 
-@dataclass(frozen=True)
-class ConversationRow:
+class ConversationRow(Row):
+    """``assigned_agent`` and ``user_profile`` are what the agents keep between turns (the
+    conversation's agent, the profile facts the companion learnt); the caller persists them."""
+
     id: str
     user_id: str
     title: str | None
     assigned_agent: str | None
+    user_profile: dict[str, Any] = {}
     status: ConversationStatus
     created_at: datetime
     updated_at: datetime
     last_activity_at: datetime
     expires_at: datetime | None
 
+    @field_validator("user_profile", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value  # rows from before the column existed
 
-@dataclass(frozen=True)
-class MessageRow:
+
+class MessageRow(Row):
     id: str
     conversation_id: str
     seq: int
@@ -59,12 +71,21 @@ class MessageRow:
     status: MessageStatus
     created_at: datetime
     updated_at: datetime
-    citations: list[dict[str, Any]] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    citations: list[dict[str, Any]] = []
+    # The ORM attribute is ``metadata_`` (SQLAlchemy reserves ``metadata``).
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("metadata_", "metadata")
+    )
+
+    @field_validator("citations", "metadata", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any, info: Any) -> Any:
+        if value is None:
+            return [] if info.field_name == "citations" else {}
+        return value
 
 
-@dataclass(frozen=True)
-class JobRow:
+class JobRow(Row):
     id: str
     user_id: str
     kb: str
@@ -78,8 +99,7 @@ class JobRow:
     updated_at: datetime
 
 
-@dataclass(frozen=True)
-class MemoryRow:
+class MemoryRow(Row):
     """A long-term memory snippet; ``embedding`` is opaque bytes computed by the caller."""
 
     id: str
@@ -87,4 +107,10 @@ class MemoryRow:
     conversation_id: str | None
     text: str
     embedding: bytes | None
+
     created_at: datetime
+
+    @field_validator("embedding", mode="before")
+    @classmethod
+    def _bytes(cls, value: Any) -> Any:
+        return bytes(value) if isinstance(value, memoryview | bytearray) else value

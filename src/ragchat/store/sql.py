@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import cast
+from typing import Any
 
-from sqlalchemy import Engine, delete, or_, select, update
+from sqlalchemy import Engine, delete, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from ragchat.errors import Conflict, NotFound
@@ -15,7 +16,7 @@ from ragchat.store._core import Clock, SqlCore, new_id, utcnow
 from ragchat.store._jobs import JobsMixin
 from ragchat.store._messages import MessagesMixin
 from ragchat.store.models import ApiKeyRecord, ConversationRecord, UserRecord
-from ragchat.store.rows import ApiKeyRow, ConversationRow, ConversationStatus, User, UserKind
+from ragchat.store.rows import ApiKeyRow, ConversationRow, User, UserKind
 
 API_KEY_PREFIX = "rc_"
 # ``last_used_at`` is written at most this often per key, so authentication stays a read.
@@ -51,7 +52,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         with self._tx(write=False) as s:
             found = s.get(UserRecord, user_id)
             if found is not None:
-                return _user(found)
+                return User.model_validate(found)
         try:
             with self._tx() as s:
                 now = self._now()
@@ -63,13 +64,13 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                     last_seen_at=now,
                 )
                 s.add(record)
-                return _user(record)
+                return User.model_validate(record)
         except Conflict:  # created concurrently by another request
             return self.get_user(user_id)
 
     def get_user(self, user_id: str) -> User:
         with self._tx(write=False) as s:
-            return _user(_get_user(s, user_id))
+            return User.model_validate(_get_user(s, user_id))
 
     def touch_user(self, user_id: str) -> None:
         with self._tx() as s:
@@ -91,7 +92,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 revoked_at=None,
             )
             s.add(record)
-            return _api_key(record), secret
+            return ApiKeyRow.model_validate(record), secret
 
     def user_for_api_key(self, secret: str) -> str | None:
         digest = hash_secret(secret)
@@ -119,7 +120,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 .where(ApiKeyRecord.user_id == user_id)
                 .order_by(ApiKeyRecord.created_at, ApiKeyRecord.id)
             )
-            return [_api_key(r) for r in rows]
+            return [ApiKeyRow.model_validate(r) for r in rows]
 
     def revoke_api_key(self, user_id: str, key_id: str) -> None:
         with self._tx() as s:
@@ -143,6 +144,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 user_id=user_id,
                 title=title,
                 assigned_agent=None,
+                user_profile=None,
                 status="active",
                 created_at=now,
                 updated_at=now,
@@ -150,11 +152,11 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 expires_at=None,
             )
             s.add(record)
-            return _conversation(record)
+            return ConversationRow.model_validate(record)
 
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:
         with self._tx(write=False) as s:
-            return _conversation(_owned(s, user_id, conversation_id))
+            return ConversationRow.model_validate(_owned(s, user_id, conversation_id))
 
     def list_conversations(
         self, user_id: str, limit: int = 50, offset: int = 0
@@ -168,13 +170,13 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 .limit(limit)
                 .offset(offset)
             )
-            return [_conversation(r) for r in rows]
+            return [ConversationRow.model_validate(r) for r in rows]
 
     def rename(self, user_id: str, conversation_id: str, title: str) -> ConversationRow:
         with self._tx() as s:
             record = _owned(s, user_id, conversation_id)
             record.title, record.updated_at = title, self._now()
-            return _conversation(record)
+            return ConversationRow.model_validate(record)
 
     def set_assigned_agent(
         self, user_id: str, conversation_id: str, agent: str | None
@@ -182,14 +184,22 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         with self._tx() as s:
             record = _owned(s, user_id, conversation_id)
             record.assigned_agent, record.updated_at = agent, self._now()
-            return _conversation(record)
+            return ConversationRow.model_validate(record)
+
+    def set_user_profile(
+        self, user_id: str, conversation_id: str, profile: Mapping[str, Any]
+    ) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            record.user_profile, record.updated_at = dict(profile), self._now()
+            return ConversationRow.model_validate(record)
 
     def close_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:
         with self._tx() as s:
             record = _owned(s, user_id, conversation_id)
             if record.status != "closed":
                 record.status, record.updated_at = "closed", self._now()
-            return _conversation(record)
+            return ConversationRow.model_validate(record)
 
     def delete_conversation(self, user_id: str, conversation_id: str) -> None:
         with self._tx() as s:
@@ -210,6 +220,17 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
                 )
             return ids
 
+    def conversation_owners(self, conversation_ids: Sequence[str]) -> dict[str, str]:
+        C = ConversationRecord
+        ids = list(conversation_ids)
+        with self._tx(write=False) as s:
+            rows = s.execute(select(C.id, C.user_id).where(C.id.in_(ids))) if ids else ()
+            return {str(cid): str(uid) for cid, uid in rows}
+
+    def ping(self) -> None:
+        with self._tx(write=False) as s:
+            s.execute(text("SELECT 1"))
+
     def cleanup(self, now: datetime | None = None) -> list[str]:
         return self.expire_idle(now or self._now(), self.session_ttl)
 
@@ -226,25 +247,3 @@ def _owned(s: Session, user_id: str, conversation_id: str) -> ConversationRecord
     if record is None or record.user_id != user_id:
         raise NotFound("conversation not found")
     return record
-
-
-def _user(r: UserRecord) -> User:
-    return User(r.id, cast(UserKind, r.kind), r.display_name, r.created_at, r.last_seen_at)
-
-
-def _api_key(r: ApiKeyRecord) -> ApiKeyRow:
-    return ApiKeyRow(r.id, r.user_id, r.name, r.prefix, r.created_at, r.last_used_at, r.revoked_at)
-
-
-def _conversation(r: ConversationRecord) -> ConversationRow:
-    return ConversationRow(
-        id=r.id,
-        user_id=r.user_id,
-        title=r.title,
-        assigned_agent=r.assigned_agent,
-        status=cast(ConversationStatus, r.status),
-        created_at=r.created_at,
-        updated_at=r.updated_at,
-        last_activity_at=r.last_activity_at,
-        expires_at=r.expires_at,
-    )

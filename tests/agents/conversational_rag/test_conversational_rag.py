@@ -3,11 +3,11 @@ clarification, template) and the scripted-model path."""
 
 from __future__ import annotations
 
-from ragchat.agents.conversational_rag.state import IntentChoice
+from ragchat.agents.conversational_rag.state import ConversationalTrace, IntentChoice
 from ragchat.agents.engine import ChatEngine
 from ragchat.llm.fake import ScriptedChatModel
 
-from ..helpers import Chat, EngineFactory, run, texts
+from ..helpers import Chat, EngineFactory, gate_of, run, texts
 
 PROVIDER = (
     "I can't search for providers, but your pediatrician's office, your health insurer's "
@@ -17,12 +17,14 @@ PROVIDER = (
 
 def test_answers_with_citations_and_reports_the_standalone_query(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("How much sleep does a two-year-old need?"))
-    md = result.metadata
+    md = result.metadata.traced(ConversationalTrace)
     assert result.agent == "parenting" and not result.no_answer
-    assert md["reformulated_query"] == "How much sleep does a two-year-old need?"
-    assert md["intent"]["intent"] == "information" and md["intent"]["classifier"] == "embedding"
+    assert md.reformulated_query == "How much sleep does a two-year-old need?"
+    assert result.metadata.search_query == md.reformulated_query
+    assert md.intent is not None
+    assert md.intent.intent == "information" and md.intent.classifier == "embedding"
     assert result.citations and {c.chunk_id for c in result.citations} <= set(
-        md["gate"]["chunk_ids"]
+        gate_of(result).chunk_ids
     )
     assert "hours" in texts(result)
 
@@ -32,16 +34,17 @@ def test_follow_up_is_reformulated_before_retrieval(engine: ChatEngine) -> None:
     run(chat.say("What is the difference between nightmares and night terrors?"))
     result = run(chat.say("how common are they?"))
     assert result.agent == "parenting"
-    query = result.metadata["reformulated_query"]
+    query = result.metadata.traced(ConversationalTrace).reformulated_query
     assert query != "how common are they?" and "terror" in query.lower()
 
 
 def test_template_intent_answers_from_the_template(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("Can you recommend a pediatrician near me?", agent="parenting"))
     assert result.reply == PROVIDER and result.citations == []
-    assert result.metadata["intent"]["intent"] == "find_provider"
-    assert result.metadata["template"] == "find_provider"
-    assert "parenting.retrieve" not in result.metadata["timings"]
+    md = result.metadata.traced(ConversationalTrace)
+    assert md.intent is not None and md.intent.intent == "find_provider"
+    assert md.template == "find_provider"
+    assert "parenting.retrieve" not in result.metadata.timings
 
 
 def test_scripted_model_reformulates_classifies_and_answers(make_engine: EngineFactory) -> None:
@@ -59,16 +62,16 @@ def test_scripted_model_reformulates_classifies_and_answers(make_engine: EngineF
         *Chat.pair("How many naps does a toddler take?", "Usually two."),
     ]
     result = run(chat.say("and when do they drop one?"))
-    md = result.metadata
-    assert md["reformulated_query"] == "When do toddlers drop from two naps to one?"
-    assert md["intent"] == {
+    md = result.metadata.traced(ConversationalTrace)
+    assert md.reformulated_query == "When do toddlers drop from two naps to one?"
+    assert result.metadata.to_json()["intent"] == {
         "intent": "information",
         "confidence": 0.8,
         "reasoning": "a sleep question",
         "classifier": "llm",
     }
     assert result.reply == "Most drop to one nap between 15 and 18 months [1]."
-    assert result.citations[0].chunk_id == md["gate"]["chunk_ids"][0]
+    assert result.citations[0].chunk_id == gate_of(result).chunk_ids[0]
     assert "How many naps" in model.requests[0][0][-1].content  # the history was used
 
 
@@ -83,8 +86,10 @@ def test_scripted_clarification_and_unknown_intent_fallback(make_engine: EngineF
     chat = Chat(make_engine(chat_model=model))
     result = run(chat.say("sleep?", agent="parenting"))
     assert result.reply == "Do you mean naps or night-time sleep?"
-    assert result.metadata["clarifying_question"] is True and result.citations == []
+    assert result.metadata.traced(ConversationalTrace).clarifying_question is True
+    assert result.citations == []
     chat2 = Chat(make_engine(chat_model=model))
     result = run(chat2.say("Find me a child sleep consultant in my area", agent="parenting"))
-    assert result.metadata["intent"]["classifier"] == "embedding"
+    intent = result.metadata.traced(ConversationalTrace).intent
+    assert intent is not None and intent.classifier == "embedding"
     assert result.reply == PROVIDER

@@ -9,11 +9,11 @@ import pytest
 
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.corrective_rag.nodes import confidence
-from ragchat.agents.corrective_rag.state import Decision, Grades
+from ragchat.agents.corrective_rag.state import CorrectiveTrace, Decision, Grades
 from ragchat.agents.engine import ChatEngine
 from ragchat.llm.fake import ScriptedChatModel
 
-from ..helpers import Chat, EngineFactory, run, texts
+from ..helpers import Chat, EngineFactory, gate_of, run, texts
 
 IBUPROFEN = "What are the side effects of ibuprofen?"
 
@@ -26,16 +26,19 @@ def test_confidence_formula() -> None:
 
 def test_grades_and_answers_with_citations_and_disclaimer(engine: ChatEngine) -> None:
     result = run(Chat(engine).say(IBUPROFEN))
-    md = result.metadata
+    md = result.metadata.traced(CorrectiveTrace)
     assert result.agent == "medical" and not result.no_answer
-    assert md["retrieval_attempts"] == 1 and "rewritten_queries" not in md
-    assert [g["chunk_id"] for g in md["grades"]] == md["gate"]["chunk_ids"]
-    kept = [g["score"] for g in md["grades"] if g["kept"]]
-    assert all(g["score"] >= 0.5 for g in md["grades"] if g["kept"])
-    assert fmean(kept) >= 0.6 and md["confidence"] == confidence(kept) >= 0.6
+    assert md.retrieval_attempts == 1 and md.rewritten_queries is None
+    assert "rewritten_queries" not in result.metadata.to_json()
+    assert md.grades is not None
+    assert tuple(g.chunk_id for g in md.grades) == gate_of(result).chunk_ids
+    kept = [g.score for g in md.grades if g.kept]
+    assert all(g.score >= 0.5 for g in md.grades if g.kept)
+    assert md.confidence is not None
+    assert fmean(kept) >= 0.6 and md.confidence == confidence(kept) >= 0.6
     assert result.reply.endswith(engine.agents["medical"].disclaimer)
     assert result.citations and {c.chunk_id for c in result.citations} <= set(
-        md["gate"]["chunk_ids"]
+        gate_of(result).chunk_ids
     )
     assert result.citations[0].title == "Ibuprofen" and "stomach" in texts(result)
 
@@ -45,28 +48,29 @@ def test_follow_up_is_resolved_against_the_history(engine: ChatEngine) -> None:
     run(chat.say("What is ibuprofen used for?"))
     result = run(chat.say("what are its side effects?"))
     assert result.agent == "medical"
-    assert "ibuprofen" in result.metadata["search_query"].lower()
+    assert "ibuprofen" in (result.metadata.search_query or "").lower()
     assert any(c.location == "Ibuprofen > Side effects" for c in result.citations)
 
 
 def test_small_talk_is_answered_without_retrieval(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("Hello there!", agent="medical"))
-    assert result.metadata["decision"]["action"] == "respond"
-    assert (
-        result.metadata["retrieval_attempts"] == 0
-        and "medical.retrieve" not in result.metadata["timings"]
-    )
+    trace = result.metadata.traced(CorrectiveTrace)
+    assert trace.decision.action == "respond"
+    assert trace.retrieval_attempts == 0 and "medical.retrieve" not in result.metadata.timings
+    assert trace.grades is None and result.metadata.gate is None
     assert result.citations == [] and not result.no_answer and "medicines" in result.reply
 
 
 def test_retries_once_then_declines_and_suggests_a_professional(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("Who won the 2014 football World Cup?", agent="medical"))
-    md = result.metadata
+    md = result.metadata.traced(CorrectiveTrace)
     assert result.no_answer and result.citations == []
-    assert md["retrieval_attempts"] == 2 and len(md["rewritten_queries"]) == 1
-    assert md["confidence"] < 0.6 and not any(g["kept"] for g in md["grades"])
+    assert md.retrieval_attempts == 2 and len(md.rewritten_queries or ()) == 1
+    assert md.confidence is not None and md.confidence < 0.6
+    assert md.grades is not None and not any(g.kept for g in md.grades)
     assert "doctor or pharmacist" in result.reply
-    assert md["timings"]["medical.retrieve"] > 0 and "medical.rewrite" in md["timings"]
+    timings = result.metadata.timings
+    assert timings["medical.retrieve"] > 0 and "medical.rewrite" in timings
 
 
 def test_a_rewrite_that_drifts_to_the_documents_does_not_get_an_answer(
@@ -81,16 +85,16 @@ def test_a_rewrite_that_drifts_to_the_documents_does_not_get_an_answer(
         "Who holds the world record for the men's 100 metres?",
     ):
         result = run(Chat(engine).say(question, agent="medical"))
-        md = result.metadata
-        assert md["retrieval_attempts"] == 2, question  # the rewrite did run
+        md = result.metadata.traced(CorrectiveTrace)
+        assert md.retrieval_attempts == 2, question  # the rewrite did run
         assert result.no_answer and result.citations == [], question
 
 
 def test_scripted_model_grades_rewrites_and_answers(make_engine: EngineFactory) -> None:
     engine = make_engine(chat_model=ScriptedChatModel())
-    model = engine.deps.chat_model
+    model = engine.chat_model
     assert isinstance(model, ScriptedChatModel)
-    retriever = engine.deps.retriever(engine.agents["medical"])
+    retriever = engine.wiring.knowledge.retriever(engine.agents["medical"])
     first = len(retriever.retrieve("ibuprofen problems").hits)
     second = len(retriever.retrieve("ibuprofen side effects stomach").hits)
     model.enqueue(
@@ -101,12 +105,16 @@ def test_scripted_model_grades_rewrites_and_answers(make_engine: EngineFactory) 
         "Ibuprofen can upset the stomach [1] and rarely cause bleeding [2].",
     )
     result = run(Chat(engine).say("Is ibuprofen bad for me?", agent="medical"))
-    md = result.metadata
-    assert md["decision"] == {"action": "retrieve", "reasoning": "a drug question"}
-    assert md["retrieval_attempts"] == 2
-    assert md["rewritten_queries"] == ["ibuprofen side effects stomach"]
-    assert md["confidence"] == pytest.approx(0.7 * 0.85 + 0.3 * 2 / 3, abs=1e-4)
-    kept = [g["chunk_id"] for g in md["grades"] if g["kept"]]
+    md = result.metadata.traced(CorrectiveTrace)
+    assert result.metadata.to_json()["decision"] == {
+        "action": "retrieve",
+        "reasoning": "a drug question",
+    }
+    assert md.retrieval_attempts == 2
+    assert md.rewritten_queries == ("ibuprofen side effects stomach",)
+    assert md.confidence == pytest.approx(0.7 * 0.85 + 0.3 * 2 / 3, abs=1e-4)
+    assert md.grades is not None
+    kept = [g.chunk_id for g in md.grades if g.kept]
     assert [c.chunk_id for c in result.citations] == kept[:2]
     assert result.reply.startswith("Ibuprofen can upset the stomach [1]")
     assert model.remaining == 0
@@ -121,9 +129,9 @@ def test_malformed_model_grades_fall_back_to_offline_grading(make_engine: Engine
         ]
     )
     result = run(Chat(make_engine(chat_model=model)).say(IBUPROFEN, agent="medical"))
-    md = result.metadata
-    assert len(md["grades"]) == len(md["gate"]["chunk_ids"]) > 1
-    assert md["retrieval_attempts"] == 1 and result.citations
+    md = result.metadata.traced(CorrectiveTrace)
+    assert md.grades is not None and len(md.grades) == len(gate_of(result).chunk_ids) > 1
+    assert md.retrieval_attempts == 1 and result.citations
     assert result.reply.startswith("Stomach upset is common [1].")
 
 

@@ -8,7 +8,7 @@ from ragchat.index.kb import KnowledgeBase
 from ragchat.llm.base import ChatResult, ToolCall
 from ragchat.llm.fake import ScriptedChatModel
 
-from ..helpers import Chat, EngineFactory, run, texts
+from ..helpers import Chat, EngineFactory, gate_of, retrieval_of, run, texts
 
 SA_NODE = "What does the sinoatrial node do?"
 
@@ -22,27 +22,28 @@ def test_answers_book_wide_with_citations_of_retrieved_chunks(
 ) -> None:
     result = run(Chat(engine).say(SA_NODE))
     assert result.agent == "tutor" and not result.no_answer
-    gate = result.metadata["gate"]
-    assert gate["no_answer"] is False and gate["relevance"] >= gate["threshold"] == 0.3
-    assert result.metadata["retrieval"]["mode"] == "book"
+    gate = gate_of(result)
+    assert gate.no_answer is False and gate.threshold == 0.3 and gate.relevance >= 0.3
+    assert retrieval_of(result).mode == "book"
     assert result.citations and "pacemaker" in texts(result)
-    assert {c.chunk_id for c in result.citations} <= set(gate["chunk_ids"])
+    assert {c.chunk_id for c in result.citations} <= set(gate.chunk_ids)
     assert all(f"[{c.index}]" in result.reply for c in result.citations)
     assert "2" in _chapters(kbs["textbook"], [c.chunk_id for c in result.citations])
-    assert {"tutor.retrieve", "tutor.answer", "route", "total"} <= set(result.metadata["timings"])
+    assert {"tutor.retrieve", "tutor.answer", "route", "total"} <= set(result.metadata.timings)
 
 
 def test_chapter_mode_searches_only_that_chapter(
     engine: ChatEngine, kbs: dict[str, KnowledgeBase]
 ) -> None:
     result = run(Chat(engine).say("How is oxygen exchanged?", agent="tutor", chapter="3"))
-    assert result.metadata["retrieval"] == {
+    assert retrieval_of(result).to_json() == {
         "mode": "chapter",
         "query": "How is oxygen exchanged?",
         "tool_queries": [],
         "chapter": "3",
     }
-    assert _chapters(kbs["textbook"], result.metadata["gate"]["chunk_ids"]) == {"3"}
+    assert retrieval_of(result).chapter == "3"
+    assert _chapters(kbs["textbook"], list(gate_of(result).chunk_ids)) == {"3"}
     assert result.citations and all(c.chapter == "3" for c in result.citations)
 
 
@@ -54,8 +55,8 @@ def test_selected_text_is_the_only_context(engine: ChatEngine) -> None:
     result = run(
         Chat(engine).say("What does bile do to fats?", agent="tutor", selected_text=passage)
     )
-    assert result.metadata["retrieval"]["mode"] == "selected_text"
-    assert result.metadata["gate"]["chunk_ids"] == ["selection"]
+    assert retrieval_of(result).mode == "selected_text"
+    assert gate_of(result).chunk_ids == ("selection",)
     assert [c.chunk_id for c in result.citations] == ["selection"]
     assert "emulsif" in result.reply.lower()
 
@@ -64,7 +65,7 @@ def test_gate_refuses_out_of_scope_questions(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("Who won the 2014 football World Cup?", agent="tutor"))
     assert result.no_answer and result.citations == []
     assert result.reply == engine.agents["tutor"].no_answer_message
-    assert result.metadata["gate"]["no_answer"] is True
+    assert gate_of(result).no_answer is True
 
 
 def test_model_calls_the_search_tool(make_engine: EngineFactory) -> None:
@@ -74,9 +75,8 @@ def test_model_calls_the_search_tool(make_engine: EngineFactory) -> None:
     )
     result = run(Chat(make_engine(chat_model=model)).say(SA_NODE, agent="tutor"))
     assert result.reply == "The SA node is the pacemaker [1]."
-    retrieval = result.metadata["retrieval"]
-    assert retrieval["tool_queries"] == ["sinoatrial node pacemaker"]
-    assert [c.chunk_id for c in result.citations] == result.metadata["gate"]["chunk_ids"][:1]
+    assert retrieval_of(result).tool_queries == ("sinoatrial node pacemaker",)
+    assert [c.chunk_id for c in result.citations] == list(gate_of(result).chunk_ids[:1])
     _, _, tools = model.requests[0]
     assert [t.name for t in tools] == ["search_knowledge_base"]
     answer_prompt = model.requests[1][0][-1].content
@@ -87,11 +87,11 @@ def test_model_calls_the_search_tool(make_engine: EngineFactory) -> None:
 def test_model_answering_without_the_tool_still_gets_retrieval(make_engine: EngineFactory) -> None:
     model = ScriptedChatModel(["It sets the heart rate.", "It sets the heart rate [2]."])
     result = run(Chat(make_engine(chat_model=model)).say(SA_NODE, agent="tutor"))
-    assert result.metadata["retrieval"]["tool_queries"] == []
-    assert result.metadata["retrieval"]["query"] == SA_NODE
+    assert retrieval_of(result).tool_queries == ()
+    assert retrieval_of(result).query == SA_NODE
     assert result.reply == "It sets the heart rate [2]."
     assert [c.index for c in result.citations] == [2]
-    assert result.citations[0].chunk_id == result.metadata["gate"]["chunk_ids"][1]
+    assert result.citations[0].chunk_id == gate_of(result).chunk_ids[1]
 
 
 def test_model_no_answer_becomes_the_no_answer_message(make_engine: EngineFactory) -> None:

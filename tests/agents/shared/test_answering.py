@@ -10,26 +10,7 @@ from typing import Any
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.index.kb import KnowledgeBase
 
-from ..helpers import EngineFactory, run
-
-
-class BlockingKB:
-    """A knowledge base whose dense search blocks its thread until ``release`` is set (or
-    fails after a while, so a search that holds the event loop fails instead of hanging)."""
-
-    def __init__(self, kb: KnowledgeBase, release: threading.Event) -> None:
-        self._kb = kb
-        self.release = release
-        self.name = kb.name
-        self.embedder = kb.embedder
-
-    def dense_search(self, *args: Any, **kwargs: Any) -> Any:
-        if not self.release.wait(10):
-            raise TimeoutError("the search blocked the loop that would have released it")
-        return self._kb.dense_search(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._kb, name)
+from ..helpers import BlockingKB, EngineFactory, run
 
 
 def test_a_turn_searching_does_not_hold_the_event_loop(

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.offline.support import detect_feeling, is_crisis, support_reply
+from ragchat.agents.heuristics.support import detect_feeling, is_crisis, support_reply
+from ragchat.agents.support.state import SupportTrace
 from ragchat.index.base import Embedder
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.safety.offline import OfflineSafetyClassifier
@@ -19,13 +20,14 @@ def test_offline_support_reply_without_retrieval(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("I'm so stressed about work that I can't sleep"))
     assert result.agent == "support" and result.reply.strip()
     assert result.citations == [] and not result.no_answer
-    assert result.metadata["crisis"] is False
-    assert not any("retrieve" in step for step in result.metadata["timings"])
+    assert result.metadata.traced(SupportTrace).crisis is False
+    assert result.metadata.to_json()["crisis"] is False
+    assert not any("retrieve" in step for step in result.metadata.timings)
 
 
 def test_crisis_language_gets_crisis_resources_even_without_safety(engine: ChatEngine) -> None:
     result = run(Chat(engine).say("I don't want to live anymore", agent="support"))
-    assert result.metadata["crisis"] is True
+    assert result.metadata.traced(SupportTrace).crisis is True
     assert "988" in result.reply and "Crisis Text Line" in result.reply
 
 
@@ -64,8 +66,8 @@ EVERYDAY_DISTRESS = [
 @pytest.mark.parametrize("message", EVERYDAY_DISTRESS)
 def test_everyday_distress_gets_an_empathetic_answer(guarded: ChatEngine, message: str) -> None:
     result = run(Chat(guarded).say(message, agent="support"))
-    assert result.metadata["safety"]["safe"] is True, result.metadata["safety"]
-    assert result.agent == "support" and result.metadata["crisis"] is False
+    assert result.metadata.safety.safe is True, result.metadata.safety
+    assert result.agent == "support" and result.metadata.traced(SupportTrace).crisis is False
     assert "988" not in result.reply and "741741" not in result.reply
     assert result.reply.rstrip().endswith("?")  # an open question back, not a script
 
@@ -86,7 +88,7 @@ def test_i_feel_so_alone_is_met_with_warmth(guarded: ChatEngine) -> None:
 )
 def test_intent_is_still_caught_with_crisis_resources(guarded: ChatEngine, message: str) -> None:
     result = run(Chat(guarded).say(message, agent="support"))
-    assert result.agent == "safety" and result.metadata["safety"]["crisis"] is True
+    assert result.agent == "safety" and result.metadata.safety.crisis is True
     assert "988" in result.reply and "741741" in result.reply
 
 

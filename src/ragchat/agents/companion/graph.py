@@ -1,4 +1,4 @@
-"""gather (tool loop, or offline look-ups) → reply (chat bubbles) → remember."""
+"""gather (tool loop, or look-ups up front) → reply (chat bubbles) → remember."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from langgraph.graph import END, START, StateGraph
 from ragchat.agents.companion.nodes import CompanionNodes
 from ragchat.agents.companion.state import CompanionState
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.shared.state import AgentGraph
+from ragchat.agents.shared.state import GraphAgent
+from ragchat.agents.wiring import AgentWiring
 
 
-def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
-    nodes = CompanionNodes(deps, agent)
+def build_agent(wiring: AgentWiring, agent: AgentConfig) -> GraphAgent[CompanionState]:
+    nodes = CompanionNodes(wiring, agent)
     graph = StateGraph(CompanionState)
     graph.add_node("gather", nodes.gather)
     graph.add_node("reply", nodes.reply)
@@ -21,4 +21,4 @@ def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
     graph.add_edge("gather", "reply")
     graph.add_edge("reply", "remember")
     graph.add_edge("remember", END)
-    return graph.compile(name=agent.name)
+    return GraphAgent(graph.compile(name=agent.name), CompanionState)

@@ -7,12 +7,12 @@ from langgraph.graph import END, START, StateGraph
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.conversational_rag.nodes import ConversationalNodes
 from ragchat.agents.conversational_rag.state import ConversationalState
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.shared.state import AgentGraph
+from ragchat.agents.shared.state import GraphAgent
+from ragchat.agents.wiring import AgentWiring
 
 
-def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
-    nodes = ConversationalNodes(deps, agent)
+def build_agent(wiring: AgentWiring, agent: AgentConfig) -> GraphAgent[ConversationalState]:
+    nodes = ConversationalNodes(wiring, agent)
     graph = StateGraph(ConversationalState)
     graph.add_node("reformulate", nodes.reformulate)
     graph.add_node("classify", nodes.classify)
@@ -27,4 +27,4 @@ def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
     graph.add_conditional_edges("retrieve", nodes.after_retrieve)
     for last in ("clarify", "template", "refuse", "generate"):
         graph.add_edge(last, END)
-    return graph.compile(name=agent.name)
+    return GraphAgent(graph.compile(name=agent.name), ConversationalState)

@@ -8,12 +8,12 @@ from langgraph.graph import END, START, StateGraph
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.corrective_rag.nodes import CorrectiveNodes
 from ragchat.agents.corrective_rag.state import CorrectiveState
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.shared.state import AgentGraph
+from ragchat.agents.shared.state import GraphAgent
+from ragchat.agents.wiring import AgentWiring
 
 
-def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
-    nodes = CorrectiveNodes(deps, agent)
+def build_agent(wiring: AgentWiring, agent: AgentConfig) -> GraphAgent[CorrectiveState]:
+    nodes = CorrectiveNodes(wiring, agent)
     graph = StateGraph(CorrectiveState)
     graph.add_node("decide", nodes.decide)
     graph.add_node("respond", nodes.respond)
@@ -31,4 +31,4 @@ def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
     graph.add_conditional_edges("assess", nodes.after_assess)
     for last in ("respond", "generate", "insufficient"):
         graph.add_edge(last, END)
-    return graph.compile(name=agent.name)
+    return GraphAgent(graph.compile(name=agent.name), CorrectiveState)

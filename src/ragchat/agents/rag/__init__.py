@@ -1,6 +1,6 @@
 """``rag`` agent: knowledge-base Q&A with citations; textbook modes (book-wide,
 chapter-aware, selected-text-only) when the agent has ``textbook_modes``."""
 
-from ragchat.agents.rag.graph import build_graph
+from ragchat.agents.rag.graph import build_agent
 
-__all__ = ["build_graph"]
+__all__ = ["build_agent"]

@@ -5,14 +5,14 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.deps import AgentDeps
 from ragchat.agents.rag.nodes import RagNodes
 from ragchat.agents.rag.state import RagState
-from ragchat.agents.shared.state import AgentGraph
+from ragchat.agents.shared.state import GraphAgent
+from ragchat.agents.wiring import AgentWiring
 
 
-def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
-    nodes = RagNodes(deps, agent)
+def build_agent(wiring: AgentWiring, agent: AgentConfig) -> GraphAgent[RagState]:
+    nodes = RagNodes(wiring, agent)
     graph = StateGraph(RagState)
     graph.add_node("retrieve", nodes.retrieve)
     graph.add_node("refuse", nodes.refuse)
@@ -21,4 +21,4 @@ def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
     graph.add_conditional_edges("retrieve", nodes.after_retrieve)
     graph.add_edge("refuse", END)
     graph.add_edge("answer", END)
-    return graph.compile(name=agent.name)
+    return GraphAgent(graph.compile(name=agent.name), RagState)

@@ -1,6 +1,9 @@
-"""Retrieval and grounded answering shared by the knowledge-base agents (rag,
-corrective_rag, conversational_rag): one place decides how options map to a search and how
-an answer cites its sources, so every agent cites the same way."""
+"""Retrieval and grounded answering shared by the knowledge-base agents (rag, corrective_rag,
+conversational_rag): one place decides how turn options map to a search and how an answer
+cites its sources, so every agent cites the same way.
+
+Composing the answer is a step (``shared/steps.py``): the model writes it, streamed, from the
+numbered passages; the heuristic quotes and cites their best sentences (``compose_answer``)."""
 
 from __future__ import annotations
 
@@ -11,83 +14,101 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import compose_answer, is_follow_up, reformulate
-from ragchat.agents.offline.compose import MIN_SENTENCE_SCORE
-from ragchat.agents.shared.llm import emit, history_messages, stream_answer
-from ragchat.agents.types import Citation, HistoryMessage, citation_from_hit
-from ragchat.llm.base import Message
-from ragchat.types import Hit, RetrievalResult
+from ragchat.agents.heuristics import compose_answer, is_follow_up, reformulate
+from ragchat.agents.heuristics.compose import MIN_SENTENCE_SCORE
+from ragchat.agents.metadata import GateInfo, RetrievalMode
+from ragchat.agents.shared.prompting import history_messages
+from ragchat.agents.shared.steps import Step, choose
+from ragchat.agents.shared.streaming import Streamer
+from ragchat.agents.types import Turn
+from ragchat.agents.wiring import AgentWiring
+from ragchat.index.base import Embedder
+from ragchat.llm.base import ChatModel, GenerationOptions, Message
+from ragchat.types import Citation, HistoryMessage, Hit, RetrievalResult, citation_from_hit
 
 _CITE = re.compile(r"\[(\d{1,2})\]")
-PASSAGE_CHARS = 1500
 
 
-@dataclass
+@dataclass(frozen=True)
 class Answer:
     reply: str
     citations: list[Citation] = field(default_factory=list)
     no_answer: bool = False
 
 
+@dataclass(frozen=True)
+class AnswerRequest:
+    question: str  # what the user asked
+    query: str  # its standalone form (what was searched)
+    hits: tuple[Hit, ...]
+    history: tuple[HistoryMessage, ...] = ()
+    selected_text: bool = False  # the caller chose the passage: quote it rather than refuse
+
+
+Composer = Step[AnswerRequest, Answer]
+
+
 def standalone_query(message: str, history: Sequence[HistoryMessage]) -> str:
-    """Offline follow-up resolution ("what are its side effects?" → names the subject)."""
+    """Heuristic follow-up resolution ("what are its side effects?" → names the subject); it
+    seeds the search query with or without a model."""
     return reformulate(message, history) if is_follow_up(message, history) else message
 
 
 async def search(
-    deps: AgentDeps, agent: AgentConfig, query: str, options: dict[str, Any], user_id: str
+    wiring: AgentWiring, agent: AgentConfig, query: str, turn: Turn
 ) -> RetrievalResult:
     """``_search`` in a worker thread: embedding and scoring are CPU work that would otherwise
     hold the engine's event loop, and with it every other turn in flight (their routing, their
     streamed tokens). Measured in ``benchmarks/bench_concurrency.py``."""
-    return await asyncio.to_thread(_search, deps, agent, query, options, user_id)
+    return await asyncio.to_thread(_search, wiring, agent, query, turn)
 
 
-def _search(
-    deps: AgentDeps, agent: AgentConfig, query: str, options: dict[str, Any], user_id: str
-) -> RetrievalResult:
-    """Book-wide, chapter-aware (``options["chapter"]``) or selected-text-only
-    (``options["selected_text"]``: that passage is the only context) retrieval over the
-    documents ``user_id`` may see; the chapter and selection modes apply only to agents with
+def _search(wiring: AgentWiring, agent: AgentConfig, query: str, turn: Turn) -> RetrievalResult:
+    """Book-wide, chapter-aware (``options.chapter``) or selected-text-only
+    (``options.selected_text``: that passage is the only context) retrieval over the documents
+    the turn's user may see; the chapter and selection modes apply only to agents with
     ``textbook_modes``."""
-    retriever = deps.retriever(agent, options.get("kb"))
-    selected = options.get("selected_text")
-    if agent.textbook_modes and selected and str(selected).strip():
-        return retriever.retrieve_from_text(query, str(selected))
-    chapter = options.get("chapter")
-    filters: dict[str, Any] = deps.visibility(agent, options.get("kb"), user_id)
-    if agent.textbook_modes and chapter:
-        filters["chapter"] = str(chapter)
-    return retriever.retrieve(query, top_k=options.get("top_k"), filters=filters or None)
+    options = turn.options
+    retriever = wiring.knowledge.retriever(agent, options.kb)
+    selected = options.selected_text
+    if agent.textbook_modes and selected and selected.strip():
+        return retriever.retrieve_from_text(query, selected)
+    filters: dict[str, Any] = dict(wiring.knowledge.visibility(agent, options.kb, turn.user_id))
+    if agent.textbook_modes and options.chapter:
+        filters["chapter"] = options.chapter
+    return retriever.retrieve(query, top_k=options.top_k, filters=filters or None)
 
 
-def retrieval_mode(agent: AgentConfig, options: dict[str, Any]) -> str:
-    if agent.textbook_modes and options.get("selected_text"):
+def gate_threshold(wiring: AgentWiring, agent: AgentConfig, turn: Turn) -> float | None:
+    return wiring.knowledge.retriever(agent, turn.options.kb).config.gate_threshold
+
+
+def retrieval_mode(agent: AgentConfig, turn: Turn) -> RetrievalMode:
+    if agent.textbook_modes and turn.options.selected_text:
         return "selected_text"
-    if agent.textbook_modes and options.get("chapter"):
+    if agent.textbook_modes and turn.options.chapter:
         return "chapter"
     return "book" if agent.textbook_modes else "knowledge_base"
 
 
-def gate_metadata(result: RetrievalResult, threshold: float | None) -> dict[str, Any]:
-    return {
-        "no_answer": result.no_answer,
-        "relevance": round(result.relevance, 4),
-        "threshold": threshold,
-        "hits": len(result.hits),
-        "chunk_ids": [h.chunk.chunk_id for h in result.hits],
-        "notes": list(result.notes),
-    }
+def gate_info(result: RetrievalResult, threshold: float | None) -> GateInfo:
+    return GateInfo(
+        no_answer=result.no_answer,
+        relevance=round(result.relevance, 4),
+        threshold=threshold,
+        hits=len(result.hits),
+        chunk_ids=tuple(h.chunk.chunk_id for h in result.hits),
+        notes=tuple(result.notes),
+    )
 
 
-def sources_block(hits: Sequence[Hit]) -> str:
+def sources_block(hits: Sequence[Hit], passage_chars: int) -> str:
     parts = []
     for i, hit in enumerate(hits, 1):
         md = hit.chunk.metadata
         title = md.get("doc_title") or md.get("title") or hit.chunk.source
         where = hit.chunk.location()
-        text = " ".join((hit.context or hit.chunk.text).split())[:PASSAGE_CHARS]
+        text = " ".join((hit.context or hit.chunk.text).split())[:passage_chars]
         parts.append(f"[{i}] {title}" + (f" — {where}" if where else "") + f"\n{text}")
     return "\n\n".join(parts)
 
@@ -99,51 +120,88 @@ def cited(text: str, hits: Sequence[Hit]) -> list[Citation]:
     return [citation_from_hit(hits[n - 1], n) for n in numbers]
 
 
-def refuse(agent: AgentConfig) -> Answer:
-    emit(agent.no_answer_message)
+def refuse(agent: AgentConfig, stream: Streamer) -> Answer:
+    stream.whole(agent.no_answer_message)
     return Answer(agent.no_answer_message, [], True)
 
 
 async def answer(
-    deps: AgentDeps,
-    agent: AgentConfig,
-    *,
-    question: str,
-    query: str,
-    hits: Sequence[Hit],
-    history: Sequence[HistoryMessage],
-    system: str,
-    selected_text: bool = False,
+    composer: Composer, request: AnswerRequest, agent: AgentConfig, stream: Streamer
 ) -> Answer:
-    """A grounded answer citing ``hits`` as [n], with the agent's disclaimer. Offline: the
-    extractive ``compose_answer``; with a model: streamed, and NO_ANSWER becomes the agent's
-    no-answer message."""
-    if not hits:
-        return refuse(agent)
-    if deps.chat_model is None:
+    """A grounded answer citing ``request.hits`` as [n]; the agent's no-answer message when
+    there is nothing to cite."""
+    if not request.hits:
+        return refuse(agent, stream)
+    return await composer.run(request)
+
+
+class ModelComposer:
+    """The model answers from the numbered passages, streamed; NO_ANSWER becomes the agent's
+    no-answer message; the agent's disclaimer is appended."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        agent: AgentConfig,
+        system: str,
+        wiring: AgentWiring,
+    ) -> None:
+        self.model = model
+        self.agent = agent
+        self.system = system
+        self.stream = wiring.stream
+        self.options: GenerationOptions = wiring.options("answer")
+        self.history = wiring.tuning.model_history_messages
+        self.passage_chars = wiring.tuning.passage_chars
+
+    async def run(self, request: AnswerRequest) -> Answer:
+        user = f"Sources:\n\n{sources_block(request.hits, self.passage_chars)}\n\n"
+        user += f"Question: {request.question}"
+        if request.query.strip() != request.question.strip():
+            user += f"\n(Standalone form: {request.query})"
+        messages = [
+            Message("system", self.system),
+            *history_messages(request.history, self.history),
+            Message("user", user),
+        ]
+        text = await self.stream.answer(self.model, messages, self.options)
+        if text is None:
+            return refuse(self.agent, self.stream)
+        citations = cited(text, request.hits)
+        if self.agent.disclaimer:
+            tail = f"\n\n{self.agent.disclaimer}"
+            self.stream.whole(tail)
+            text += tail
+        return Answer(text, citations, False)
+
+
+class ExtractiveComposer:
+    """The heuristic: the passages' best sentences, quoted and cited (``compose_answer``)."""
+
+    def __init__(self, embedder: Embedder, agent: AgentConfig, stream: Streamer) -> None:
+        self.embedder = embedder
+        self.agent = agent
+        self.stream = stream
+
+    async def run(self, request: AnswerRequest) -> Answer:
         composed = await asyncio.to_thread(  # CPU work (sentence embeddings): see ``search``
             compose_answer,
-            query,
-            list(hits),
-            deps.embedder,
-            disclaimer=agent.disclaimer,
-            no_answer_message=agent.no_answer_message,
-            # The caller chose the passage: quote its best sentences rather than refuse.
-            require_topic=not selected_text,
-            min_sentence_score=0.0 if selected_text else MIN_SENTENCE_SCORE,
+            request.query,
+            list(request.hits),
+            self.embedder,
+            disclaimer=self.agent.disclaimer,
+            no_answer_message=self.agent.no_answer_message,
+            require_topic=not request.selected_text,
+            min_sentence_score=0.0 if request.selected_text else MIN_SENTENCE_SCORE,
         )
-        emit(composed.text)
+        self.stream.whole(composed.text)
         return Answer(composed.text, list(composed.citations), composed.no_answer)
-    user = f"Sources:\n\n{sources_block(hits)}\n\nQuestion: {question}"
-    if query.strip() != question.strip():
-        user += f"\n(Standalone form: {query})"
-    messages = [Message("system", system), *history_messages(history), Message("user", user)]
-    text = await stream_answer(deps.chat_model, messages, deps.options("answer"))
-    if text is None:
-        return refuse(agent)
-    citations = cited(text, hits)
-    if agent.disclaimer:
-        tail = f"\n\n{agent.disclaimer}"
-        emit(tail)
-        text += tail
-    return Answer(text, citations, False)
+
+
+def composer(wiring: AgentWiring, agent: AgentConfig, system: str) -> Composer:
+    return choose(
+        wiring.label(agent, "answer"),
+        wiring.chat_model,
+        lambda model: ModelComposer(model, agent, system, wiring),
+        ExtractiveComposer(wiring.embedder, agent, wiring.stream),
+    )

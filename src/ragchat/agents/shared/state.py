@@ -1,16 +1,19 @@
-"""The state fields every agent graph has: the turn's input (set by the supervisor) and the
-output the supervisor reads back. Agents subclass ``AgentState`` with their own fields."""
+"""The state every agent graph shares: the turn (set by the supervisor) and the typed outputs
+the supervisor reads back as an ``AgentOutcome``. Each agent kind subclasses ``AgentState``
+with its own fields and its own ``trace`` (its part of the turn's metadata)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from langgraph.graph.state import CompiledStateGraph
 
-from ragchat.agents.types import Citation, HistoryMessage
+from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo
+from ragchat.agents.types import AgentOutcome, Turn, UserProfile
+from ragchat.types import Citation
 
-Update = dict[str, Any]
+Update = dict[str, Any]  # what a node returns: the fields it changes
 
 
 def add_timings(old: dict[str, float], new: dict[str, float]) -> dict[str, float]:
@@ -21,31 +24,56 @@ def add_timings(old: dict[str, float], new: dict[str, float]) -> dict[str, float
     return out
 
 
-def merge_dicts(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    return {**old, **new}
-
-
 @dataclass
 class AgentState:
-    # input
-    message: str = ""
-    history: list[HistoryMessage] = field(default_factory=list)
-    user_id: str = ""
-    conversation_id: str = ""
-    user_profile: dict[str, Any] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)  # TurnOptions.to_dict()
-    # output
+    turn: Turn = field(default_factory=lambda: Turn(message=""))
+    # outputs
     reply: str = ""
     citations: list[Citation] = field(default_factory=list)
     bubbles: list[str] | None = None
     no_answer: bool = False
-    metadata: Annotated[dict[str, Any], merge_dicts] = field(default_factory=dict)
+    search_query: str | None = None
+    retrieval: RetrievalInfo | None = None
+    gate: GateInfo | None = None
+    user_profile: UserProfile | None = None  # set when the turn learnt something new
     timings: Annotated[dict[str, float], add_timings] = field(default_factory=dict)
 
+    def trace(self) -> AgentTrace | None:
+        return None
 
-AGENT_INPUT_FIELDS = ("message", "history", "user_id", "conversation_id", "user_profile", "options")
-AGENT_OUTPUT_FIELDS = ("reply", "citations", "bubbles", "no_answer", "metadata", "timings")
+    def outcome(self) -> AgentOutcome:
+        return AgentOutcome(
+            reply=self.reply,
+            citations=tuple(self.citations),
+            bubbles=None if self.bubbles is None else tuple(self.bubbles),
+            no_answer=self.no_answer,
+            search_query=self.search_query,
+            retrieval=self.retrieval,
+            gate=self.gate,
+            user_profile=self.user_profile,
+            trace=self.trace(),
+            timings=dict(self.timings),
+        )
 
 
-# What every agent package's ``build_graph(deps, agent)`` returns.
-AgentGraph = CompiledStateGraph[Any, Any, Any, Any]
+S = TypeVar("S", bound=AgentState)
+CompiledGraph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+class AgentRunner(Protocol):
+    """What the supervisor dispatches a turn to; every agent kind builds one."""
+
+    async def run(self, turn: Turn) -> AgentOutcome: ...
+
+
+class GraphAgent(Generic[S]):
+    """An agent that is a compiled LangGraph graph over ``state_type``. Run inside a node of
+    the supervisor's graph, its token events reach the supervisor's stream."""
+
+    def __init__(self, graph: CompiledGraph, state_type: type[S]) -> None:
+        self.graph = graph
+        self.state_type = state_type
+
+    async def run(self, turn: Turn) -> AgentOutcome:
+        values = await self.graph.ainvoke(self.state_type(turn=turn))
+        return self.state_type(**values).outcome()

@@ -11,16 +11,15 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar, overload
 
-from ragchat.agents.deps import AgentDeps
-
 Update = dict[str, Any]
 
 
-class HasDeps(Protocol):
-    deps: AgentDeps
+class HasClock(Protocol):
+    @property
+    def clock(self) -> Callable[[], float]: ...
 
 
-N = TypeVar("N", bound=HasDeps)
+N = TypeVar("N", bound=HasClock)
 S = TypeVar("S")
 
 
@@ -56,7 +55,7 @@ class TimedMethod(Generic[N, S]):
     def __get__(self, obj: N | None, owner: type | None = None) -> TimedMethod[N, S] | TimedNode[S]:
         if obj is None:
             return self
-        return TimedNode(self.name, functools.partial(self.method, obj), obj.deps.clock)
+        return TimedNode(self.name, functools.partial(self.method, obj), obj.clock)
 
 
 def timed(name: str) -> Callable[[Callable[[N, S], Awaitable[Update]]], TimedMethod[N, S]]:

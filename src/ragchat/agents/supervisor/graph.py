@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from langgraph.graph import END, START, StateGraph
 
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.shared.state import AgentGraph
+from ragchat.agents.shared.state import AgentRunner, CompiledGraph
 from ragchat.agents.supervisor.nodes import SupervisorNodes
 from ragchat.agents.supervisor.state import SupervisorState
+from ragchat.agents.supervisor.steps import AgentRouter, first_router
+from ragchat.agents.wiring import AgentWiring
 
 
-def build_graph(deps: AgentDeps, agents: dict[str, AgentGraph]) -> AgentGraph:
-    nodes = SupervisorNodes(deps, agents)
+def build_graph(
+    wiring: AgentWiring, agents: Mapping[str, AgentRunner], router: AgentRouter
+) -> CompiledGraph:
+    nodes = SupervisorNodes(wiring, agents, router, first_router(wiring, router))
     graph = StateGraph(SupervisorState)
     graph.add_node("safety", nodes.safety)
     graph.add_node("refuse", nodes.refuse)

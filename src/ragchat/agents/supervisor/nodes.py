@@ -1,175 +1,108 @@
-"""Supervisor nodes: safety first, then routing, then the agent's own graph.
+"""Supervisor nodes: safety first, then routing, then the agent's own graph, then the result.
 
-The first message of a conversation is routed by the model (structured ``RouteChoice``) or,
-offline and whenever the model fails or names an unknown agent, by the embedding router.
-Later messages stay with the assigned agent unless ``routing.py``'s rule reassigns them."""
+The first message of a conversation is routed by the ``first_route`` step (the model's choice,
+or the embedding router when there is no model or it fails). Later messages stay with the
+assigned agent unless ``routing.py``'s rule reassigns them."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Literal
 
 from langgraph.config import get_stream_writer
 
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.shared.llm import emit, history_text
-from ragchat.agents.shared.state import (
-    AGENT_INPUT_FIELDS,
-    AGENT_OUTPUT_FIELDS,
-    AgentGraph,
-    Update,
-)
+from ragchat.agents.events import MetadataEvent
+from ragchat.agents.metadata import Routing, SafetyCheck, TurnMetadata
+from ragchat.agents.shared.state import AgentRunner, Update
 from ragchat.agents.shared.timing import timed
 from ragchat.agents.supervisor import prompts
-from ragchat.agents.supervisor.routing import (
-    agents_list,
-    routing_record,
-    should_reassign,
-    split_switch,
-)
-from ragchat.agents.supervisor.state import (
-    SAFETY_AGENT,
-    SUPERVISOR_AGENT,
-    RouteChoice,
-    SupervisorState,
-)
-from ragchat.agents.types import HistoryMessage
-from ragchat.errors import LLMError, LLMOutputError
-from ragchat.llm.base import Message
+from ragchat.agents.supervisor.routing import agents_list, should_reassign, split_switch
+from ragchat.agents.supervisor.state import SAFETY_AGENT, SUPERVISOR_AGENT, SupervisorState
+from ragchat.agents.supervisor.steps import AgentRouter, Router, RouteRequest
+from ragchat.agents.types import Turn, TurnResult
+from ragchat.agents.wiring import AgentWiring
+from ragchat.errors import LLMOutputError
 
-log = logging.getLogger(__name__)
 CRISIS_CATEGORY = "self_harm"
 
 
-def _announce(agent: str, routing: dict[str, Any]) -> None:
-    get_stream_writer()({"type": "metadata", "agent": agent, "routing": routing})
+def _announce(routing: Routing) -> None:
+    get_stream_writer()(MetadataEvent(routing.agent, routing))
 
 
 class SupervisorNodes:
-    def __init__(self, deps: AgentDeps, agents: dict[str, AgentGraph]) -> None:
-        self.deps = deps
+    def __init__(
+        self,
+        wiring: AgentWiring,
+        agents: Mapping[str, AgentRunner],
+        router: AgentRouter,
+        first_route: Router,
+    ) -> None:
+        self.wiring = wiring
         self.agents = agents
-        self.sup = deps.app_config.supervisor
+        self.router = router
+        self.first_route = first_route
+        self.sup = wiring.app_config.supervisor
+        self.clock = wiring.clock
 
     # -- safety ---------------------------------------------------------------------------------
     @timed("safety")
     async def safety(self, state: SupervisorState) -> Update:
-        guard = self.deps.safety
+        guard = self.wiring.safety
         if guard is None:
-            return {"metadata": {"safety": {"checked": False}}}
-        history = [(m.role, m.content) for m in state.history if m.role in ("user", "assistant")]
-        verdict = await guard.classify(state.message, history)
-        category = getattr(verdict, "category", None)
-        crisis = category == CRISIS_CATEGORY
-        blocked = not verdict.safe or crisis
-        info = {
-            "checked": True,
-            "safe": bool(verdict.safe),
-            "category": category,
-            "code": getattr(verdict, "code", None),
-            "score": getattr(verdict, "score", None),
-            "crisis": crisis,
-        }
-        refusal = guard.refusal_for(verdict) if blocked else ""
-        return {"blocked": blocked, "refusal": refusal, "metadata": {"safety": info}}
+            return {"safety": SafetyCheck(checked=False)}
+        turn = state.turn
+        history = [(m.role, m.content) for m in turn.history if m.role in ("user", "assistant")]
+        verdict = await guard.classify(turn.message, history)
+        check = SafetyCheck(
+            checked=True,
+            safe=bool(verdict.safe),
+            category=verdict.category,
+            code=verdict.code,
+            score=verdict.score,
+            crisis=verdict.category == CRISIS_CATEGORY,
+        )
+        refusal = guard.refusal_for(verdict) if check.blocked else ""
+        return {"safety": check, "refusal": refusal}
 
     def after_safety(self, state: SupervisorState) -> Literal["refuse", "route"]:
-        return "refuse" if state.blocked else "route"
+        return "refuse" if state.safety.blocked else "route"
 
     @timed("refuse")
     async def refuse(self, state: SupervisorState) -> Update:
-        category = state.metadata.get("safety", {}).get("category")
-        routing = routing_record(
+        category = state.safety.category
+        routing = Routing(
             SAFETY_AGENT,
             f"blocked by the safety check (category: {category or 'unspecified'})",
             1.0,
             reassigned=False,
             router="safety",
         )
-        _announce(SAFETY_AGENT, routing)
-        emit(state.refusal)
-        return {
-            "agent": SAFETY_AGENT,
-            "routing": routing,
-            "reply": state.refusal,
-            "metadata": {"category": category},
-        }
+        _announce(routing)
+        self.wiring.stream.whole(state.refusal)
+        return {"routing": routing, "reply": state.refusal}
 
     # -- routing --------------------------------------------------------------------------------
-    async def _first_route(self, message: str, history: Sequence[HistoryMessage]) -> dict[str, Any]:
-        """Model routing with the embedding router as fallback; offline, the router alone."""
-        fallback_reason = ""
-        if self.deps.chat_model is not None:
-            try:
-                choice = await self._llm_route(message, history)
-                return routing_record(
-                    choice.agent,
-                    choice.reasoning,
-                    choice.confidence,
-                    reassigned=False,
-                    router="llm",
-                )
-            except LLMError as exc:  # includes LLMOutputError (malformed output)
-                log.warning("model routing failed (%s); using the embedding router", exc)
-                fallback_reason = str(exc)
-        decision = self.deps.router.route(message, history)
-        agent, low = decision.agent, decision.confidence < self.sup.min_confidence
-        if low and self.sup.default_agent:
-            agent = self.sup.default_agent
-        extra: dict[str, Any] = {"low_confidence": low, "scores": dict(decision.scores)}
-        if fallback_reason:
-            extra["fallback"] = fallback_reason
-        return routing_record(
-            agent,
-            decision.reasoning,
-            decision.confidence,
-            reassigned=False,
-            router="embedding",
-            **extra,
-        )
-
-    async def _llm_route(self, message: str, history: Sequence[HistoryMessage]) -> RouteChoice:
-        assert self.deps.chat_model is not None
-        routable = {a.name.lower(): a.name for a in self.deps.app_config.routable()}
-        cards = [(a.name, a.description) for a in self.deps.app_config.routable()]
-        messages = [
-            Message("system", prompts.ROUTER.replace("{agents}", agents_list(cards))),
-            Message(
-                "user",
-                f"Conversation so far:\n{history_text(history)}\n\nMessage: {message}",
-            ),
-        ]
-        choice = await self.deps.chat_model.structured(
-            messages, RouteChoice, options=self.deps.options("router")
-        )
-        name = routable.get(choice.agent.strip().lower())
-        if name is None:
-            raise LLMOutputError(f"the router named an unknown agent {choice.agent!r}")
-        return choice.model_copy(update={"agent": name})
-
-    async def _route(self, state: SupervisorState) -> tuple[dict[str, Any], str]:
-        """(routing record, the message the agent should see)."""
-        message = state.message
-        current = state.assigned_agent if state.assigned_agent in self.agents else None
-        forced = state.options.get("agent")
+    async def _route(self, turn: Turn) -> tuple[Routing, str]:
+        """(the routing, the message the agent should see)."""
+        message = turn.message
+        current = turn.assigned_agent if turn.assigned_agent in self.agents else None
+        forced = turn.options.agent
         if forced:
             changed = current is not None and forced != current
-            return self._record(
-                forced, "agent requested explicitly", 1.0, changed, "forced"
-            ), message
+            return Routing(forced, "agent requested explicitly", 1.0, changed, "forced"), message
         if current is None:
-            return await self._first_route(message, state.history), message
+            return await self.first_route.run(RouteRequest(message, turn.history)), message
         remainder = split_switch(message, self.sup.switch_phrases)
         if remainder == "":
-            return self._record(
-                SUPERVISOR_AGENT, "switch phrase, no topic", 1.0, True, "switch"
-            ), message
+            ask = Routing(SUPERVISOR_AGENT, "switch phrase, no topic", 1.0, True, "switch")
+            return ask, message
         if remainder is not None:  # a fresh start: the old conversation does not bias routing
-            record = await self._first_route(remainder, ())
-            record.update(reassigned=record["agent"] != current, switch_phrase=True)
-            return record, remainder
-        decision = self.deps.router.route(message, state.history)
+            routing = await self.first_route.run(RouteRequest(remainder))
+            moved = routing.agent != current
+            return replace(routing, reassigned=moved, switch_phrase=True), remainder
+        decision = self.router.route(message, turn.history)
         scores = dict(decision.scores)
         if should_reassign(
             decision.agent,
@@ -180,57 +113,69 @@ class SupervisorNodes:
             margin=self.sup.switch_margin,
         ):
             reasoning = f"clear topic change: {decision.reasoning}"
-            record = self._record(decision.agent, reasoning, decision.confidence, True, "embedding")
-            return {**record, "scores": scores}, message
+            routing = Routing(decision.agent, reasoning, decision.confidence, True, "embedding")
+            return replace(routing, scores=scores), message
         confidence = decision.confidence if decision.agent == current else 0.0
         reasoning = f"session-sticky: the conversation is assigned to {current}"
-        return {
-            **self._record(current, reasoning, confidence, False, "sticky"),
-            "scores": scores,
-        }, message
-
-    @staticmethod
-    def _record(
-        agent: str, reasoning: str, confidence: float, reassigned: bool, router: str
-    ) -> dict[str, Any]:
-        return routing_record(agent, reasoning, confidence, reassigned=reassigned, router=router)
+        return Routing(current, reasoning, confidence, False, "sticky", scores=scores), message
 
     @timed("route")
     async def route(self, state: SupervisorState) -> Update:
-        routing, message = await self._route(state)
-        agent = routing["agent"]
-        if agent not in self.agents and agent != SUPERVISOR_AGENT:
-            raise LLMOutputError(f"routing chose unknown agent {agent!r}")  # pragma: no cover
-        _announce(agent, routing)
-        return {"agent": agent, "agent_message": message, "routing": routing}
+        routing, message = await self._route(state.turn)
+        if routing.agent not in self.agents and routing.agent != SUPERVISOR_AGENT:
+            unknown = f"routing chose unknown agent {routing.agent!r}"  # pragma: no cover
+            raise LLMOutputError(unknown)  # pragma: no cover
+        _announce(routing)
+        return {"routing": routing, "agent_message": message}
 
     def after_route(self, state: SupervisorState) -> Literal["dispatch", "ask_topic"]:
-        return "ask_topic" if state.agent == SUPERVISOR_AGENT else "dispatch"
+        assert state.routing is not None
+        return "ask_topic" if state.routing.agent == SUPERVISOR_AGENT else "dispatch"
 
     @timed("ask_topic")
     async def ask_topic(self, state: SupervisorState) -> Update:
-        cards = [(a.name, a.description) for a in self.deps.app_config.routable()]
+        cards = [(a.name, a.description) for a in self.wiring.app_config.routable()]
         reply = prompts.ASK_TOPIC.replace("{agents}", agents_list(cards))
-        emit(reply)
+        self.wiring.stream.whole(reply)
         return {"reply": reply}
 
     # -- the agent ------------------------------------------------------------------------------
     @timed("dispatch")
     async def dispatch(self, state: SupervisorState) -> Update:
-        graph = self.agents[state.agent]
-        payload = {k: getattr(state, k) for k in AGENT_INPUT_FIELDS}
-        payload["message"] = state.agent_message or state.message
-        out = await graph.ainvoke(payload)
-        update = {k: out[k] for k in AGENT_OUTPUT_FIELDS if k in out}
-        update["timings"] = {f"{state.agent}.{k}": v for k, v in out.get("timings", {}).items()}
-        return update
+        assert state.routing is not None
+        agent = state.routing.agent
+        turn = replace(state.turn, message=state.agent_message or state.turn.message)
+        outcome = await self.agents[agent].run(turn)
+        timings = {f"{agent}.{step}": ms for step, ms in outcome.timings.items()}
+        return {"outcome": outcome, "timings": timings}
 
     async def finalize(self, state: SupervisorState) -> Update:
-        agent = state.agent
-        if agent == SAFETY_AGENT:
-            assigned = state.assigned_agent
-        elif agent == SUPERVISOR_AGENT:
+        routing = state.routing
+        assert routing is not None
+        if routing.agent == SAFETY_AGENT:
+            assigned = state.turn.assigned_agent
+        elif routing.agent == SUPERVISOR_AGENT:
             assigned = None
         else:
-            assigned = agent
-        return {"metadata": {"routing": state.routing, "assigned_agent": assigned}}
+            assigned = routing.agent
+        out = state.outcome
+        metadata = TurnMetadata(
+            routing=routing,
+            assigned_agent=assigned,
+            safety=state.safety,
+            search_query=out.search_query if out else None,
+            retrieval=out.retrieval if out else None,
+            gate=out.gate if out else None,
+            user_profile=out.user_profile if out else None,
+            trace=out.trace if out else None,
+            timings=dict(state.timings),
+        )
+        result = TurnResult(
+            reply=out.reply if out else state.reply,
+            agent=routing.agent,
+            metadata=metadata,
+            citations=list(out.citations) if out else [],
+            bubbles=None if out is None or out.bubbles is None else list(out.bubbles),
+            no_answer=out.no_answer if out else False,
+        )
+        return {"result": result}

@@ -15,8 +15,7 @@ agent well, stays with the assigned agent."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 _FILLER = re.compile(
     r"^(?:[\s,.;:!?\-–—]|\b(?:ok(?:ay)?|so|and|now|please|let'?s|lets|can we|could we|to|"
@@ -44,7 +43,7 @@ def split_switch(message: str, phrases: Sequence[str]) -> str | None:
 def should_reassign(
     agent: str,
     confidence: float,
-    scores: dict[str, float],
+    scores: Mapping[str, float],
     current: str,
     *,
     switch_confidence: float,
@@ -60,22 +59,3 @@ def should_reassign(
 
 def agents_list(cards: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"- {name}: {description}" for name, description in cards)
-
-
-def routing_record(
-    agent: str,
-    reasoning: str,
-    confidence: float,
-    *,
-    reassigned: bool,
-    router: str,
-    **extra: Any,
-) -> dict[str, Any]:
-    return {
-        "agent": agent,
-        "reasoning": reasoning,
-        "confidence": round(float(confidence), 4),
-        "reassigned": reassigned,
-        "router": router,
-        **extra,
-    }

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from ragchat.agents.shared.state import add_timings, merge_dicts
-from ragchat.agents.types import Citation, HistoryMessage
+from ragchat.agents.metadata import Routing, SafetyCheck
+from ragchat.agents.shared.state import add_timings
+from ragchat.agents.types import AgentOutcome, Turn, TurnResult
 
 SAFETY_AGENT = "safety"  # TurnResult.agent of a refused message
 SUPERVISOR_AGENT = "supervisor"  # TurnResult.agent when the supervisor itself replies
@@ -14,27 +15,17 @@ SUPERVISOR_AGENT = "supervisor"  # TurnResult.agent when the supervisor itself r
 
 @dataclass
 class SupervisorState:
-    # input
-    message: str = ""
-    user_id: str = ""
-    conversation_id: str = ""
-    history: list[HistoryMessage] = field(default_factory=list)
-    user_profile: dict[str, Any] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-    assigned_agent: str | None = None  # persisted by the caller between turns
+    turn: Turn = field(default_factory=lambda: Turn(message=""))
     # safety
-    blocked: bool = False
+    safety: SafetyCheck = field(default_factory=lambda: SafetyCheck(checked=False))
     refusal: str = ""
     # routing
-    agent: str = ""
+    routing: Routing | None = None
     agent_message: str = ""  # the message the agent sees (switch phrase removed)
-    routing: dict[str, Any] = field(default_factory=dict)
-    # output
+    # output: the supervisor's own reply, or the agent's outcome; ``finalize`` makes the result
     reply: str = ""
-    citations: list[Citation] = field(default_factory=list)
-    bubbles: list[str] | None = None
-    no_answer: bool = False
-    metadata: Annotated[dict[str, Any], merge_dicts] = field(default_factory=dict)
+    outcome: AgentOutcome | None = None
+    result: TurnResult | None = None
     timings: Annotated[dict[str, float], add_timings] = field(default_factory=dict)
 
 

@@ -1,5 +1,5 @@
 """``support`` agent: empathetic, non-clinical emotional support; no retrieval."""
 
-from ragchat.agents.support.graph import build_graph
+from ragchat.agents.support.graph import build_agent
 
-__all__ = ["build_graph"]
+__all__ = ["build_agent"]

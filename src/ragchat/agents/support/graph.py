@@ -5,14 +5,14 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.shared.state import AgentGraph
+from ragchat.agents.shared.state import GraphAgent
 from ragchat.agents.support.nodes import SupportNodes
 from ragchat.agents.support.state import SupportState
+from ragchat.agents.wiring import AgentWiring
 
 
-def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
-    nodes = SupportNodes(deps, agent)
+def build_agent(wiring: AgentWiring, agent: AgentConfig) -> GraphAgent[SupportState]:
+    nodes = SupportNodes(wiring, agent)
     graph = StateGraph(SupportState)
     graph.add_node("check", nodes.check)
     graph.add_node("crisis", nodes.crisis)
@@ -21,4 +21,4 @@ def build_graph(deps: AgentDeps, agent: AgentConfig) -> AgentGraph:
     graph.add_conditional_edges("check", nodes.after_check)
     graph.add_edge("crisis", END)
     graph.add_edge("respond", END)
-    return graph.compile(name=agent.name)
+    return GraphAgent(graph.compile(name=agent.name), SupportState)

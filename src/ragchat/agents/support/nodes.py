@@ -7,25 +7,27 @@ from __future__ import annotations
 from typing import Literal
 
 from ragchat.agents.config import AgentConfig
-from ragchat.agents.deps import AgentDeps
-from ragchat.agents.offline import is_crisis, support_reply
-from ragchat.agents.shared.llm import emit, history_messages, prompt, stream_reply
+from ragchat.agents.heuristics import is_crisis
+from ragchat.agents.shared.prompting import prompt
 from ragchat.agents.shared.state import Update
 from ragchat.agents.shared.timing import timed
 from ragchat.agents.support import prompts
 from ragchat.agents.support.state import SupportState
-from ragchat.llm.base import Message
+from ragchat.agents.support.steps import Said, replier
+from ragchat.agents.wiring import AgentWiring
 from ragchat.safety.responses import crisis_resources
 
 
 class SupportNodes:
-    def __init__(self, deps: AgentDeps, agent: AgentConfig) -> None:
-        self.deps = deps
+    def __init__(self, wiring: AgentWiring, agent: AgentConfig) -> None:
+        self.wiring = wiring
         self.agent = agent
+        self.clock = wiring.clock
+        self.reply = replier(wiring, agent)
 
     @timed("check")
     async def check(self, state: SupportState) -> Update:
-        return {"crisis": is_crisis(state.message)}
+        return {"crisis": is_crisis(state.turn.message)}
 
     def after_check(self, state: SupportState) -> Literal["crisis", "respond"]:
         return "crisis" if state.crisis else "respond"
@@ -33,19 +35,9 @@ class SupportNodes:
     @timed("crisis")
     async def crisis(self, state: SupportState) -> Update:
         reply = prompt(self.agent, "CRISIS", prompts.CRISIS, resources=crisis_resources())
-        emit(reply)
-        return {"reply": reply, "metadata": {"crisis": True}}
+        self.wiring.stream.whole(reply)
+        return {"reply": reply}
 
     @timed("respond")
     async def respond(self, state: SupportState) -> Update:
-        if self.deps.chat_model is None:
-            reply = support_reply(state.message, state.history)
-            emit(reply)
-        else:
-            messages = [
-                Message("system", prompt(self.agent, "SYSTEM", prompts.SYSTEM)),
-                *history_messages(state.history),
-                Message("user", state.message),
-            ]
-            reply = await stream_reply(self.deps.chat_model, messages, self.deps.options("answer"))
-        return {"reply": reply, "metadata": {"crisis": False}}
+        return {"reply": await self.reply.run(Said(state.turn.message, state.turn.history))}

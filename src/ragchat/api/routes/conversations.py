@@ -30,21 +30,21 @@ async def list_conversations(
     offset: int = Query(0, ge=0),
 ) -> list[ConversationOut]:
     rows = await run_sync(state.store.list_conversations, me.user_id, limit, offset)
-    return [ConversationOut.of(c) for c in rows]
+    return [ConversationOut.model_validate(c) for c in rows]
 
 
 @router.post("", response_model=ConversationOut, status_code=201, summary="Start a conversation")
 async def create_conversation(
     body: ConversationCreate, me: CurrentUser, state: State
 ) -> ConversationOut:
-    return ConversationOut.of(
+    return ConversationOut.model_validate(
         await run_sync(state.store.create_conversation, me.user_id, body.title)
     )
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut, summary="One conversation")
 async def get_conversation(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
-    return ConversationOut.of(
+    return ConversationOut.model_validate(
         await run_sync(state.store.get_conversation, me.user_id, conversation_id)
     )
 
@@ -54,7 +54,7 @@ async def rename_conversation(
     conversation_id: str, body: ConversationRename, me: CurrentUser, state: State
 ) -> ConversationOut:
     title = " ".join(body.title.split())
-    return ConversationOut.of(
+    return ConversationOut.model_validate(
         await run_sync(state.store.rename, me.user_id, conversation_id, title)
     )
 
@@ -65,7 +65,9 @@ async def rename_conversation(
     summary="Regenerate the title from the first exchange",
 )
 async def regenerate_title(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
-    return ConversationOut.of(await state.chat.regenerate_title(me.user_id, conversation_id))
+    return ConversationOut.model_validate(
+        await state.chat.regenerate_title(me.user_id, conversation_id)
+    )
 
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete with its messages")
@@ -85,7 +87,7 @@ async def list_messages(
     before_seq: int | None = Query(None, ge=1, description="Page backwards from this seq."),
 ) -> list[MessageOut]:
     rows = await run_sync(state.store.list_messages, me.user_id, conversation_id, limit, before_seq)
-    return [MessageOut.of(m) for m in rows]
+    return [MessageOut.model_validate(m) for m in rows]
 
 
 @router.post(

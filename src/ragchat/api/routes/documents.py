@@ -118,4 +118,4 @@ async def delete_document(name: str, doc_id: str, me: CurrentUser, state: State)
 
 @router.get("/jobs/{job_id}", response_model=JobOut, summary="An ingestion job's progress")
 async def get_job(job_id: str, me: CurrentUser, state: State) -> JobOut:
-    return JobOut.of(await run_sync(state.store.get_job, me.user_id, job_id))
+    return JobOut.model_validate(await run_sync(state.store.get_job, me.user_id, job_id))

@@ -34,23 +34,23 @@ async def create_user(
     )
     if identified:
         me = await current_user(request, state)
-        return UserCreated.of(await run_sync(state.store.get_user, me.user_id))
+        return UserCreated.model_validate(await run_sync(state.store.get_user, me.user_id))
     if body.create_api_key and not body.display_name:
         raise ApiError(400, "invalid_request", "create_api_key needs a display_name.")
     kind = "named" if body.display_name else "anonymous"
     user = await run_sync(state.store.ensure_user, None, kind=kind, display_name=body.display_name)
     response.headers.append("Set-Cookie", state.signer.set_cookie_header(user.id))
     response.status_code = status.HTTP_201_CREATED
-    out = UserCreated.of(user)
+    out = UserCreated.model_validate(user)
     if body.create_api_key:
         row, secret = await run_sync(state.store.create_api_key, user.id, "default")
-        out.api_key = ApiKeyCreated(**ApiKeyOut.of(row).model_dump(), secret=secret)
+        out.api_key = ApiKeyCreated(**ApiKeyOut.model_validate(row).model_dump(), secret=secret)
     return out
 
 
 @router.get("/users/me", response_model=UserOut, summary="The caller")
 async def me(me: CurrentUser, state: State) -> UserOut:
-    return UserOut.of(await run_sync(state.store.get_user, me.user_id))
+    return UserOut.model_validate(await run_sync(state.store.get_user, me.user_id))
 
 
 @router.post(
@@ -61,12 +61,14 @@ async def me(me: CurrentUser, state: State) -> UserOut:
 )
 async def create_api_key(body: ApiKeyCreate, me: CurrentUser, state: State) -> ApiKeyCreated:
     row, secret = await run_sync(state.store.create_api_key, me.user_id, body.name)
-    return ApiKeyCreated(**ApiKeyOut.of(row).model_dump(), secret=secret)
+    return ApiKeyCreated(**ApiKeyOut.model_validate(row).model_dump(), secret=secret)
 
 
 @router.get("/users/me/api-keys", response_model=list[ApiKeyOut], summary="The caller's keys")
 async def list_api_keys(me: CurrentUser, state: State) -> list[ApiKeyOut]:
-    return [ApiKeyOut.of(k) for k in await run_sync(state.store.list_api_keys, me.user_id)]
+    return [
+        ApiKeyOut.model_validate(k) for k in await run_sync(state.store.list_api_keys, me.user_id)
+    ]
 
 
 @router.delete("/users/me/api-keys/{key_id}", status_code=204, summary="Revoke an API key")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import KnowledgeBase
+from ragchat.settings import Settings
 
 from .kbs import KnowledgeBaseRegistry
 
@@ -28,6 +29,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
 _USER_FOLDER = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
 Owners = frozenset[str | None]  # None = shared
+
+
+def uploads_dir(settings: Settings) -> Path:
+    return (Path(settings.data_dir) / "uploads").resolve()
 
 
 def safe_filename(name: str) -> str:

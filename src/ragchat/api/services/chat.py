@@ -9,31 +9,33 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from ragchat.agents.types import Citation, ConversationState, TurnOptions, TurnResult
+from ragchat.agents.events import CitationsEvent, FinalEvent, MetadataEvent, TokenEvent
+from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
 from ragchat.api import context
 from ragchat.api.errors import ApiError, as_api_error
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import ConversationRow, MessageRow
+from ragchat.types import Citation
 
 from ._sync import run_sync
-from .engine import Engine
+from .engine_loop import Engine
 
 log = logging.getLogger(__name__)
 
 StreamEvent = tuple[str, dict[str, Any]]  # (SSE event name, JSON data)
 
 
-def public_citation(citation: Citation | Mapping[str, Any]) -> dict[str, Any]:
+def public_citation(citation: Citation) -> dict[str, Any]:
     """A citation as clients see it: the file name, not the server's path to it."""
-    data = citation.to_dict() if isinstance(citation, Citation) else dict(citation)
+    data = citation.to_dict()
     if data.get("source"):
         data["source"] = Path(str(data["source"])).name
     return data
@@ -83,13 +85,12 @@ class ChatService:
         else:
             conv = self.store.get_conversation(user_id, conversation_id)
         history = self.store.recent_history(conv.id, self.settings.history_turns)
-        profile = self._profile(user_id, conv.id) if history else {}
         user_message = self.store.add_user_message(conv.id, text)
         state = ConversationState(
             conversation_id=conv.id,
             assigned_agent=conv.assigned_agent,
             history=history,
-            user_profile=profile,
+            user_profile=UserProfile.of(conv.user_profile),
         )
         return PreparedTurn(
             user_id=user_id,
@@ -106,35 +107,31 @@ class ChatService:
     ) -> PreparedTurn:
         return await run_sync(self._prepare, user_id, conversation_id, message, agent)
 
-    def _profile(self, user_id: str, conversation_id: str) -> dict[str, Any]:
-        """The companion's profile facts, carried in the last assistant message's metadata."""
-        recent = self.store.list_messages(user_id, conversation_id, limit=20)
-        for m in reversed(recent):
-            if m.role == "assistant" and isinstance(m.metadata.get("user_profile"), dict):
-                return dict(m.metadata["user_profile"])
-        return {}
-
     # -- finishing a turn ----------------------------------------------------------------------
     def _store_reply(
         self,
         turn: PreparedTurn,
         result: TurnResult,
         message_id: str | None,
-        extra: Mapping[str, Any] | None = None,
+        timings: Mapping[str, Any] | None = None,
     ) -> TurnOutcome:
+        """Stores the reply, then what the turn changed on the conversation (its agent, the
+        user profile). ``timings`` replaces the engine's (streaming adds the server's)."""
         if message_id is None:
             message_id = self.store.begin_assistant_message(turn.conversation.id, result.agent).id
         citations = [public_citation(c) for c in result.citations]
-        metadata = {
-            **result.metadata,
-            **(extra or {}),
-            "no_answer": result.no_answer,
-            "bubbles": result.bubbles,
-        }
+        metadata = result.metadata.to_json()
+        if timings is not None:
+            metadata["timings"] = dict(timings)
+        metadata.update(no_answer=result.no_answer, bubbles=result.bubbles)
         row = self.store.finish_assistant_message(message_id, result.reply, citations, metadata)
-        assigned = result.metadata.get("assigned_agent", turn.conversation.assigned_agent)
-        if assigned != turn.conversation.assigned_agent:
-            self.store.set_assigned_agent(turn.user_id, turn.conversation.id, assigned)
+        conversation = turn.conversation
+        assigned = result.metadata.assigned_agent
+        if assigned != conversation.assigned_agent:
+            self.store.set_assigned_agent(turn.user_id, conversation.id, assigned)
+        profile = result.metadata.user_profile
+        if profile is not None and profile.to_json() != conversation.user_profile:
+            self.store.set_user_profile(turn.user_id, conversation.id, profile.to_json())
         return TurnOutcome(result, row, citations)
 
     def _store_failure(self, turn: PreparedTurn, message_id: str | None, error: str) -> None:
@@ -185,43 +182,38 @@ class ChatService:
         )
         try:
             async for event in events:
-                kind = event.get("type")
-                if kind == "metadata":
-                    agent = str(event.get("agent") or "")
-                    context.note(agent=agent)
+                if isinstance(event, MetadataEvent):
+                    context.note(agent=event.agent)
                     if message_id is None:
                         row = await run_sync(
-                            self.store.begin_assistant_message, turn.conversation.id, agent
+                            self.store.begin_assistant_message, turn.conversation.id, event.agent
                         )
                         message_id = row.id
                     yield (
                         "metadata",
                         {
-                            "agent": agent,
-                            "routing": event.get("routing", {}),
+                            "agent": event.agent,
+                            "routing": event.routing.to_json(),
                             "session_id": turn.conversation.id,
                             "user_message_id": turn.user_message.id,
                         },
                     )
-                elif kind == "token":
-                    text = str(event.get("text") or "")
+                elif isinstance(event, TokenEvent):
                     if ttft is None:
                         ttft = _first_token(start)
-                    parts.append(text)
-                    yield "token", {"text": text}
-                elif kind == "citations":
-                    cites = [public_citation(c) for c in event.get("citations", [])]
+                    parts.append(event.text)
+                    yield "token", {"text": event.text}
+                elif isinstance(event, CitationsEvent):
+                    cites = [public_citation(c) for c in event.citations]
                     yield "citations", {"citations": cites}
-                elif kind == "final":
-                    result = _result(event["result"])
+                elif isinstance(event, FinalEvent):
+                    result = event.result
                     timings = {
-                        **event.get("timings", {}),
+                        **result.metadata.timings,
                         "ttft_ms": ttft,
                         "server_total_ms": round((time.perf_counter() - start) * 1e3, 1),
                     }
-                    outcome = await run_sync(
-                        self._store_reply, turn, result, message_id, {"timings": timings}
-                    )
+                    outcome = await run_sync(self._store_reply, turn, result, message_id, timings)
                     settled = True
                     log.info("turn streamed", extra={"agent": result.agent, **timings})
                     yield "final", final_payload(turn, outcome, timings)
@@ -237,7 +229,7 @@ class ChatService:
         finally:
             # Shielded: on a disconnect this runs inside a cancelled scope.
             with anyio.CancelScope(shield=True):
-                await aclose(events)  # cancels the graph and any model request in flight
+                await events.aclose()  # cancels the graph and any model request in flight
                 if not settled:  # the client went away: keep what was said so far
                     await run_sync(self._store_interrupted, turn, message_id, "".join(parts))
                     log.info("client disconnected mid-stream; stored the partial reply")
@@ -278,26 +270,8 @@ def final_payload(
         "no_answer": result.no_answer,
         "bubbles": result.bubbles,
         "metadata": outcome.message.metadata,
-        "timings": dict(timings or result.metadata.get("timings", {})),
+        "timings": dict(timings or result.metadata.timings),
     }
-
-
-def _result(data: Mapping[str, Any]) -> TurnResult:
-    """``TurnResult.to_dict()`` back into a result (citations stay plain dicts)."""
-    return TurnResult(
-        reply=str(data.get("reply", "")),
-        agent=str(data.get("agent", "")),
-        citations=list(data.get("citations", [])),
-        metadata=dict(data.get("metadata", {})),
-        bubbles=data.get("bubbles"),
-        no_answer=bool(data.get("no_answer", False)),
-    )
-
-
-async def aclose(iterator: AsyncIterator[Any]) -> None:
-    close = getattr(iterator, "aclose", None)
-    if close is not None:
-        await close()
 
 
 def _first_token(start: float) -> float:

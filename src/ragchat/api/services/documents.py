@@ -1,4 +1,4 @@
-"""Document uploads: files saved under ``<data_dir>/uploads/<kb>/<user_id>/``, ingested by a
+"""Document uploads: files saved under ``uploads_dir(settings)/<kb>/<user_id>/``, ingested by a
 background worker that reports progress into the store's job row.
 
 Who sees what is ``DocumentAccess``'s business (see ``access.py``): shared documents (samples,
@@ -9,7 +9,6 @@ and never retrieved for them."""
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from typing import Any
 
 from ragchat.api.errors import ApiError
 from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
+from ragchat.index.kb import validate_name
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 from ragchat.settings import Settings
@@ -28,11 +28,9 @@ from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
-from .kbs import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
 
-KB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _PROGRESS_EVERY_S = 0.25
 # Share of the job's progress bar per ingestion stage (reading files, then embedding chunks).
 _STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95)}
@@ -48,14 +46,8 @@ class Upload:
 
 
 def check_kb_name(name: str) -> str:
-    if not KB_NAME.match(name):
-        raise ApiError(
-            400,
-            "invalid_kb_name",
-            "Knowledge base names are 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit.",
-        )
-    return name
+    """Before anything is saved: ``InvalidKnowledgeBaseName`` (400 invalid_kb_name)."""
+    return validate_name(name)
 
 
 def check_suffixes(filenames: Sequence[str]) -> None:
@@ -73,15 +65,15 @@ class DocumentService:
         self,
         settings: Settings,
         store: Store,
-        registry: KnowledgeBaseRegistry,
+        access: DocumentAccess,
         executor: Executor,
     ) -> None:
         self.settings = settings
         self.store = store
-        self.registry = registry
+        self.access = access
+        self.registry = access.registry
         self.executor = executor
-        self.uploads = (Path(settings.data_dir) / "uploads").resolve()
-        self.access = DocumentAccess(self.uploads, registry)
+        self.uploads = access.uploads
 
     # -- ownership -----------------------------------------------------------------------------
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:

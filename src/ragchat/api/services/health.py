@@ -20,7 +20,7 @@ from ragchat.retrieve.factory import shared_reranker
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 
-from .engine import Engine
+from .engine_loop import Engine
 from .kbs import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
@@ -74,15 +74,8 @@ class HealthService:
         }
 
     def _store(self) -> Component:
-        engine = getattr(self.store, "engine", None)
         try:
-            if engine is not None:
-                from sqlalchemy import text
-
-                with engine.connect() as conn:
-                    conn.execute(text("SELECT 1"))
-            else:
-                self.store.list_jobs("health-probe", limit=1)
+            self.store.ping()
         except Exception as exc:
             log.warning("health: store check failed: %s", exc)
             return Component("degraded", "database unreachable")
@@ -98,7 +91,7 @@ class HealthService:
 
     def _llm(self) -> Component:
         llm = self.settings.llm
-        model = getattr(getattr(self.engine, "deps", None), "chat_model", None)
+        model = self.engine.chat_model
         if model is None:
             return Component("ok", "offline extractive answerer", {"backend": "offline"})
         if llm.backend == "local":
@@ -127,8 +120,7 @@ class HealthService:
         return Component("ok", f"{llm.model} at {llm.base_url}", base)
 
     def knowledge_bases(self) -> tuple[dict[str, Any], list[str]]:
-        deps = getattr(self.engine, "deps", None)
-        configured = set(deps.app_config.knowledge_bases) if deps is not None else set()
+        configured = set(self.engine.app_config.knowledge_bases)
         out: dict[str, Any] = {}
         problems = []
         for name in sorted(configured | set(self.registry.names())):

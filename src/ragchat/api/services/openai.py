@@ -15,11 +15,13 @@ from typing import Any
 
 import anyio
 
-from ragchat.agents.types import ConversationState, HistoryMessage, TurnOptions
+from ragchat.agents.events import CitationsEvent, MetadataEvent, TokenEvent
+from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError, as_api_error
+from ragchat.types import HistoryMessage
 
-from .chat import aclose, public_citation
-from .engine import Engine
+from .chat import public_citation
+from .engine_loop import Engine
 
 SUPERVISOR_MODEL = "ragchat"
 OWNED_BY = "ragchat"
@@ -158,20 +160,19 @@ class OpenAIAdapter:
             citations: list[dict[str, Any]] = []
             agent = ""
             async for event in events:
-                kind = event.get("type")
-                if kind == "metadata":
-                    agent = str(event.get("agent") or "")
-                elif kind == "token" and event.get("text"):
-                    yield chunk({"content": str(event["text"])})
-                elif kind == "citations":
-                    citations = [public_citation(c) for c in event.get("citations", [])]
+                if isinstance(event, MetadataEvent):
+                    agent = event.agent
+                elif isinstance(event, TokenEvent) and event.text:
+                    yield chunk({"content": event.text})
+                elif isinstance(event, CitationsEvent):
+                    citations = [public_citation(c) for c in event.citations]
             yield chunk({}, "stop", citations=citations, agent=agent)
         except Exception as exc:
             err = as_api_error(exc)
             yield {"error": {"type": err.type, "message": err.message, "code": err.status}}
         finally:
             with anyio.CancelScope(shield=True):  # runs inside a cancelled scope on disconnect
-                await aclose(events)
+                await events.aclose()
 
 
 def _usage(messages: Sequence[tuple[str, Any]], reply: str) -> dict[str, int]:

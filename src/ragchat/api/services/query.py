@@ -10,14 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragchat.agents.config import AgentConfig
+from ragchat.agents.kinds import get_kind
+from ragchat.agents.metadata import TurnMetadata
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError
+from ragchat.types import Citation
 
 from .chat import public_citation
-from .engine import Engine
+from .engine_loop import Engine
 
 Mode = Literal["book-wide", "chapter-aware", "selected-text-only"]
-KB_KINDS = ("rag", "corrective_rag", "conversational_rag")
 MIN_QUESTION_CHARS = 3
 
 
@@ -42,7 +44,9 @@ def mode_for(context: str | None, use_context_only: bool, chapter: str | None) -
 def pick_agent(agents: dict[str, AgentConfig], kb: str | None, needs_modes: bool) -> AgentConfig:
     """A knowledge-base agent for the question: one with textbook modes over ``kb`` first,
     then any with textbook modes (searching ``kb`` instead of its own), then any over ``kb``."""
-    kb_agents = [a for a in agents.values() if a.kind in KB_KINDS and a.knowledge_base]
+    kb_agents = [
+        a for a in agents.values() if get_kind(a.kind).answers_questions and a.knowledge_base
+    ]
     ranked = (
         [a for a in kb_agents if a.textbook_modes and (kb is None or a.knowledge_base == kb)]
         + [a for a in kb_agents if a.textbook_modes]
@@ -55,19 +59,20 @@ def pick_agent(agents: dict[str, AgentConfig], kb: str | None, needs_modes: bool
     return ranked[0]
 
 
-def source_of(citation: dict[str, Any]) -> dict[str, Any]:
-    section = " > ".join(citation.get("section_path") or []) or citation.get("location", "")
+def source_of(citation: Citation) -> dict[str, Any]:
+    public = public_citation(citation)
+    section = " > ".join(citation.section_path) or citation.location
     return {
-        "index": citation.get("index"),
-        "chunk_id": citation.get("chunk_id"),
-        "title": citation.get("title", ""),
-        "source": citation.get("source", ""),
-        "chapter": citation.get("chapter"),
+        "index": citation.index,
+        "chunk_id": citation.chunk_id,
+        "title": citation.title,
+        "source": public["source"],
+        "chapter": citation.chapter,
         "section": section,
-        "location": citation.get("location", ""),
-        "page": citation.get("page"),
-        "preview": citation.get("preview", ""),
-        "score": citation.get("score"),
+        "location": citation.location,
+        "page": citation.page,
+        "preview": citation.preview,
+        "score": citation.score,
     }
 
 
@@ -114,7 +119,7 @@ class QueryService:
             options=options,
         )
         elapsed = round((time.perf_counter() - start) * 1000.0, 1)
-        sources = [source_of(public_citation(c)) for c in result.citations]
+        sources = [source_of(c) for c in result.citations]
         return QueryAnswer(
             answer=result.reply,
             sources=sources,
@@ -123,7 +128,15 @@ class QueryService:
             agent=result.agent,
             kb=kb or agent.knowledge_base,
             no_answer=result.no_answer,
-            metadata={
-                k: result.metadata.get(k) for k in ("retrieval", "gate") if k in result.metadata
-            },
+            metadata=_retrieval_metadata(result.metadata),
         )
+
+
+def _retrieval_metadata(metadata: TurnMetadata) -> dict[str, Any]:
+    """How the answer was searched: the retrieval mode and the gate, when the agent searched."""
+    out: dict[str, Any] = {}
+    if metadata.retrieval is not None:
+        out["retrieval"] = metadata.retrieval.to_json()
+    if metadata.gate is not None:
+        out["gate"] = metadata.gate.to_json()
+    return out

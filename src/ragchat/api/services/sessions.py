@@ -5,27 +5,25 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 import anyio
 
-from ragchat.agents.memory import MemoryStore
+from ragchat.settings import MemorySettings
 from ragchat.store.base import Store
+from ragchat.store.memory import MemoryStore
 from ragchat.store.rows import ConversationRow
 
 from ._sync import run_sync
 
 log = logging.getLogger(__name__)
 
-# User messages shorter than this ("hi", "ok thanks") are not worth remembering.
-MIN_MEMORY_CHARS = 12
-MAX_MESSAGES = 500
-
 
 class SessionService:
-    def __init__(self, store: Store, memory: MemoryStore) -> None:
+    def __init__(self, store: Store, memory: MemoryStore, settings: MemorySettings) -> None:
         self.store = store
         self.memory = memory
+        self.min_chars = settings.min_message_chars
+        self.max_messages = settings.max_messages
 
     def end(self, user_id: str, conversation_id: str) -> ConversationRow:
         """Closes the conversation (``NotFound`` if it is not the caller's)."""
@@ -35,11 +33,11 @@ class SessionService:
         """Adds the user's messages to their memory; returns how many were offered (the memory
         store skips ones it already has). Runs after the response, so it logs, never raises."""
         try:
-            messages = self.store.list_messages(user_id, conversation_id, limit=MAX_MESSAGES)
+            messages = self.store.list_messages(user_id, conversation_id, limit=self.max_messages)
             texts = [
                 m.content
                 for m in messages
-                if m.role == "user" and len(m.content.strip()) >= MIN_MEMORY_CHARS
+                if m.role == "user" and len(m.content.strip()) >= self.min_chars
             ]
             for text in texts:
                 self.memory.add(user_id, conversation_id, text)
@@ -57,7 +55,7 @@ class SessionService:
         closed = self.store.cleanup()
         if not closed:
             return []
-        for conversation_id, user_id in conversation_owners(self.store, closed).items():
+        for conversation_id, user_id in self.store.conversation_owners(closed).items():
             self.index_conversation(user_id, conversation_id)
         log.info("closed %d idle session(s)", len(closed))
         return closed
@@ -70,22 +68,3 @@ class SessionService:
                 await run_sync(self.sweep)
             except Exception:
                 log.exception("session cleanup failed")
-
-
-def conversation_owners(store: Store, ids: Sequence[str]) -> dict[str, str]:
-    """conversation id → user id. ``Store.cleanup`` returns bare ids and the repository has no
-    owner-less lookup, so this reads the conversations table directly (read only)."""
-    finder = getattr(store, "conversation_owners", None)
-    if callable(finder):
-        return dict(finder(ids))
-    engine = getattr(store, "engine", None)
-    if engine is None:
-        log.warning("cannot index expired sessions: the store exposes no owner lookup")
-        return {}
-    from sqlalchemy import select
-
-    from ragchat.store.models import ConversationRecord as C
-
-    with engine.connect() as conn:
-        rows = conn.execute(select(C.id, C.user_id).where(C.id.in_(list(ids))))
-        return {str(cid): str(uid) for cid, uid in rows}

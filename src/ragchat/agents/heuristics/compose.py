@@ -1,0 +1,347 @@
+"""Extractive answers: the offline default answerer quotes the retrieved sentences that best
+answer the question and cites them, instead of letting a weak local model paraphrase (and
+possibly distort) medical text.
+
+Score of a candidate sentence::
+
+    score = W_DENSE * cos + W_LEXICAL * lex + RANK_BONUS / rank_of_its_hit
+    cos   = (1 - w) * cosine(query, sentence) + w * cosine(query, context + ": " + sentence)
+    lex   = (1 - w) * overlap(query, sentence) + w * overlap(query, sentence + context)
+
+``context`` is the host's/FAQ question just before the sentence (weight ``w`` 0.5 for the
+first reply, fading over ``QUESTION_REACH`` sentences) or else "doc title; heading path"
+(``w`` = ``W_CONTEXT``): it resolves "it"/"Common ones include" sentences to their topic.
+``overlap`` is stemmed content-word coverage of the query (generic words count
+``WEAK_WEIGHT``) plus a little Jaccard. Questions about a quantity ("how much", "dose",
+"maximum") add ``NUMERIC_BONUS`` to sentences that contain a number.
+
+Topic focus: when the question names a topic (``reformulate.topic``: "acetaminophen",
+"melatonin") and some hits mention it in their title, headings or text, only those hits are
+quoted, so an answer about one medicine does not borrow sentences about another; when no hit
+mentions a specific topic word (six letters or more), the documents do not cover the question
+and the answer is NO_ANSWER.
+
+Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted
+by overlap, matched-child sentences and hit rank) are embedded, together with their
+contextualised forms, in ONE ``embed_documents`` call.
+
+Questions, headings and fragments of under ``MIN_WORDS`` words are never candidates. The best
+sentence leads; the others must reach ``RELATIVE_FLOOR`` of its score and not repeat a chosen
+sentence (cosine > ``DUP_COSINE`` or token Jaccard > ``DUP_JACCARD``). Sentences are then
+grouped by source (the lead's source first, then retrieval order) and kept in document order
+within a source, and ``[n]`` numbers the hits in order of first use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragchat.agents.heuristics._text import (
+    WEAK_STEMS,
+    content_stems,
+    segment,
+    strip_inline,
+    strip_speaker,
+    words,
+)
+from ragchat.agents.heuristics.reformulate import topic
+from ragchat.index.base import Embedder
+from ragchat.types import Citation, Hit, citation_from_hit
+
+DEFAULT_NO_ANSWER = (
+    "I couldn't find this in my documents, so I won't guess. Try rephrasing, or ask a "
+    "professional who can look at your situation."
+)
+W_DENSE = 0.65
+W_LEXICAL = 0.35
+RANK_BONUS = 0.04
+MIN_WORDS = 5
+MIN_SENTENCE_SCORE = 0.3
+RELATIVE_FLOOR = 0.75
+WEAK_WEIGHT = 0.3
+DUP_COSINE = 0.9
+DUP_JACCARD = 0.7
+MAX_CANDIDATES = 240
+MAX_EMBEDDED = 48  # candidates embedded per answer (×2 with their context)
+MAX_PER_HIT = 60
+# Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
+_FILLER = re.compile(
+    r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
+    re.IGNORECASE,
+)
+W_CONTEXT = 0.5
+QUESTION_REACH = 3
+# "How much / how many / what dose" questions are answered by sentences with numbers in them.
+_QUANTITY = re.compile(
+    r"\b(how (much|many|long|often|old)|dose|dosage|maximum|minimum|limit|amount|number of)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
+)
+NUMERIC_BONUS = 0.08
+
+
+@dataclass
+class ComposedAnswer:
+    text: str
+    citations: list[Citation] = field(default_factory=list)
+    sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation n)
+    no_answer: bool = False
+
+
+@dataclass
+class _Candidate:
+    text: str
+    hit_rank: int  # 0-based index into hits
+    order: int  # sentence index within its hit's text
+    label: str = ""  # preceding question or heading, "" when none
+    context_weight: float = 0.0  # how much the label counts, see W_CONTEXT
+    in_child: bool = False  # inside the matched child chunk, not just its parent context
+    score: float = 0.0
+    lexical: float = 0.0
+
+
+def _overlap(query_stems: set[str], sentence_stems: set[str]) -> float:
+    """Mostly coverage of the query's content words (generic ones such as "take" or "common"
+    count ``WEAK_WEIGHT``), a little Jaccard so long sentences do not win on coverage alone."""
+    if not query_stems or not sentence_stems:
+        return 0.0
+    shared = query_stems & sentence_stems
+    weight = {s: WEAK_WEIGHT if s in WEAK_STEMS else 1.0 for s in query_stems}
+    coverage = sum(weight[s] for s in shared) / sum(weight.values())
+    jaccard = len(shared) / len(query_stems | sentence_stems)
+    return 0.8 * coverage + 0.2 * jaccard
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _hit_stems(hit: Hit) -> set[str]:
+    md = hit.chunk.metadata
+    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+    title = str(md.get("doc_title") or md.get("title") or "")
+    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
+
+
+def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
+    """(ranks of hits on the question's topic or None for all, whether the topic is missing
+    from every hit). See the module docstring."""
+    focus = {s for s in content_stems(topic(query)) if s not in WEAK_STEMS}
+    if not focus:
+        return None, False
+    on_topic = {i for i, hit in enumerate(hits) if focus & _hit_stems(hit)}
+    if not on_topic:
+        return None, any(len(s) >= 6 for s in focus)
+    return on_topic, False
+
+
+def _candidates(hits: Sequence[Hit], allowed: set[int] | None = None) -> list[_Candidate]:
+    """Answer-like sentences of every hit, each with its context: the question just before it
+    (a host's question in a transcript, an FAQ entry) or else "doc title; heading"."""
+    seen: set[str] = set()
+    out: list[_Candidate] = []
+    for rank, hit in enumerate(hits):
+        if allowed is not None and rank not in allowed:
+            continue
+        md = hit.chunk.metadata
+        title = str(md.get("doc_title") or md.get("title") or "")
+        fallback = str(md.get("heading") or "")
+        path = " > ".join(str(h) for h in (md.get("heading_path") or ()) if str(h) != title)
+        question, since_question = "", QUESTION_REACH + 1
+        per_hit = 0
+        child = " ".join(strip_inline(hit.chunk.text or "").split())
+        for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
+            if piece.is_question:
+                question, since_question = piece.text, 0
+                continue
+            since_question += 1
+            key = " ".join(w.lower() for w in words(piece.text))
+            if key in seen or len(words(piece.text)) < MIN_WORDS or _FILLER.match(piece.text):
+                continue
+            seen.add(key)
+            weight = W_CONTEXT
+            if since_question <= QUESTION_REACH:
+                label = question
+                weight = W_CONTEXT * (1.2 - 0.2 * since_question)  # nearest reply counts most
+            else:
+                heading = piece.heading or fallback
+                if path and heading == fallback:
+                    heading = path
+                label = "; ".join(x for x in dict.fromkeys((title, heading)) if x)
+            in_child = " ".join(piece.text.split()[:6]) in child
+            out.append(
+                _Candidate(piece.text, rank, order, label, weight if label else 0.0, in_child)
+            )
+            per_hit += 1
+            if len(out) >= MAX_CANDIDATES:
+                return out
+            if per_hit >= MAX_PER_HIT:
+                break
+    return out
+
+
+def _shortlist(cands: list[_Candidate], q_stems: set[str], limit: int) -> list[_Candidate]:
+    """At most ``limit`` candidates to embed, by a cheap pre-score: word overlap with the query
+    (heading included), sentences of the matched child chunk, better-ranked hits. Keeps the
+    original order so results stay deterministic."""
+    if len(cands) <= limit:
+        return cands
+
+    def pre(i: int) -> float:
+        c = cands[i]
+        lex = _overlap(q_stems, content_stems(c.text) | content_stems(c.label))
+        return lex + (0.3 if c.in_child else 0.0) + 0.2 / (c.hit_rank + 1)
+
+    keep = sorted(range(len(cands)), key=lambda i: (-pre(i), i))[:limit]
+    return [cands[i] for i in sorted(keep)]
+
+
+def _doc_key(hit: Hit) -> str:
+    return hit.chunk.doc_id or hit.chunk.source or hit.chunk.chunk_id
+
+
+def _topic(hit: Hit) -> str:
+    md = hit.chunk.metadata
+    title = str(md.get("doc_title") or md.get("title") or "").strip()
+    if title:
+        return title
+    path = md.get("heading_path") or ()
+    if path:
+        return str(path[-1])
+    words_ = hit.chunk.text.split()[:8]
+    return " ".join(words_) + ("…" if len(hit.chunk.text.split()) > 8 else "")
+
+
+def _no_answer(message: str, hits: Sequence[Hit]) -> ComposedAnswer:
+    text = message
+    if hits:
+        topic = _topic(hits[0])
+        if topic:
+            text += f" The closest thing I found was about {topic}, which doesn't answer this."
+    return ComposedAnswer(text=text, citations=[], sentences=[], no_answer=True)
+
+
+def _with_marker(sentence: str, n: int) -> str:
+    """``"… 24 hours [1]."``: the marker goes inside the sentence's final punctuation."""
+    stripped = sentence.rstrip()
+    if stripped and stripped[-1] in ".!":
+        return f"{stripped[:-1]} [{n}]{stripped[-1]}"
+    return f"{stripped} [{n}]"
+
+
+def compose_answer(
+    query: str,
+    hits: Sequence[Hit],
+    embedder: Embedder,
+    *,
+    max_sentences: int = 4,
+    disclaimer: str = "",
+    no_answer: bool = False,
+    no_answer_message: str = DEFAULT_NO_ANSWER,
+    min_sentence_score: float = MIN_SENTENCE_SCORE,
+    relative_floor: float = RELATIVE_FLOOR,
+    max_embedded: int = MAX_EMBEDDED,
+    require_topic: bool = True,
+) -> ComposedAnswer:
+    """An extractive, cited answer to ``query`` from ``hits`` (best first). See the module
+    docstring for the scoring; deterministic for a deterministic embedder. ``require_topic``
+    False skips the topic-coverage refusal: when the caller chose the passage (selected-text
+    mode), it is the context by definition."""
+    if no_answer or not hits or max_sentences < 1:
+        return _no_answer(no_answer_message, hits)
+    allowed, uncovered = _focus(query, hits)
+    if uncovered and require_topic:
+        return _no_answer(no_answer_message, hits)
+    cands = _candidates(hits, allowed)
+    if not cands and not require_topic:
+        # A chosen passage too short to hold a sentence (a list item, a phrase) is quoted whole.
+        cands = [
+            _Candidate(" ".join(strip_inline(h.context or h.chunk.text).split()), rank, 0)
+            for rank, h in enumerate(hits)
+            if (h.context or h.chunk.text).strip()
+        ]
+    if not cands:
+        return _no_answer(no_answer_message, hits)
+
+    q_stems = content_stems(query)
+    cands = _shortlist(cands, q_stems, max_embedded)
+    with_ctx = [i for i, c in enumerate(cands) if c.label]
+    plain = [strip_speaker(c.text) for c in cands]
+    texts = plain + [f"{cands[i].label}: {plain[i]}" for i in with_ctx]
+    query_vec = np.asarray(embedder.embed_query(query), dtype=np.float32)
+    vecs = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    sent_vecs = vecs[: len(cands)]
+    dense = sent_vecs @ query_vec
+    ctx_dense = dense.copy()
+    ctx_dense[with_ctx] = vecs[len(cands) :] @ query_vec
+    stems = [content_stems(t) for t in plain]
+    wants_number = bool(_QUANTITY.search(query))
+    for i, c in enumerate(cands):
+        lex = _overlap(q_stems, stems[i])
+        lex_ctx = _overlap(q_stems, stems[i] | content_stems(c.label)) if c.label else lex
+        w = c.context_weight
+        cos = (1 - w) * float(dense[i]) + w * float(ctx_dense[i])
+        c.lexical = (1 - w) * lex + w * lex_ctx
+        c.score = W_DENSE * cos + W_LEXICAL * c.lexical + RANK_BONUS / (c.hit_rank + 1)
+        if wants_number and _NUMBER.search(plain[i]):
+            c.score += NUMERIC_BONUS
+
+    ranking = sorted(range(len(cands)), key=lambda i: (-cands[i].score, i))
+    best = cands[ranking[0]].score
+    if best < min_sentence_score:
+        return _no_answer(no_answer_message, hits)
+
+    chosen: list[int] = []
+    for i in ranking:
+        if len(chosen) >= max_sentences:
+            break
+        c = cands[i]
+        if chosen and (c.score < max(min_sentence_score, relative_floor * best)):
+            break
+        duplicate = any(
+            float(sent_vecs[i] @ sent_vecs[j]) > DUP_COSINE
+            or _jaccard(stems[i], stems[j]) > DUP_JACCARD
+            for j in chosen
+        )
+        if not duplicate:
+            chosen.append(i)
+
+    lead = chosen[0]
+    lead_doc = _doc_key(hits[cands[lead].hit_rank])
+    doc_order: dict[str, int] = {}
+    for hit in hits:
+        doc_order.setdefault(_doc_key(hit), len(doc_order))
+
+    def place(i: int) -> tuple[int, int, int, int, int]:
+        c = cands[i]
+        hit = hits[c.hit_rank]
+        doc = _doc_key(hit)
+        return (
+            0 if doc == lead_doc else 1 + doc_order[doc],
+            0 if i == lead else 1,
+            hit.chunk.position,
+            c.hit_rank,
+            c.order,
+        )
+
+    ordered = sorted(chosen, key=place)
+    numbers: dict[int, int] = {}
+    citations: list[Citation] = []
+    sentences: list[tuple[str, int]] = []
+    for i in ordered:
+        rank = cands[i].hit_rank
+        if rank not in numbers:
+            numbers[rank] = len(numbers) + 1
+            citations.append(citation_from_hit(hits[rank], numbers[rank]))
+        sentences.append((cands[i].text, numbers[rank]))
+
+    text = " ".join(_with_marker(s, n) for s, n in sentences)
+    if disclaimer.strip():
+        text += "\n\n" + disclaimer.strip()
+    return ComposedAnswer(text=text, citations=citations, sentences=sentences, no_answer=False)

@@ -1,0 +1,229 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ragchat.agents.heuristics._text import segment, split_sentences
+from ragchat.agents.heuristics.compose import DEFAULT_NO_ANSWER, ComposedAnswer, compose_answer
+from ragchat.index.base import Embedder
+from ragchat.index.fake import HashingEmbedder
+
+from .conftest import make_hit
+
+DOSING = """## Usual adult dosing (general guidance)
+
+Read the label on your product each time, because tablet strengths differ (for example 325 mg, 500 mg or 650 mg).
+
+- Adults commonly take 500 to 1,000 mg per dose, with at least 4 to 6 hours between doses.
+- **Maximum daily dose:** do not take more than the total daily amount stated on the label. For healthy adults this is often no more than 3,000 to 4,000 mg in 24 hours, and some labels set a lower limit.
+- People who drink alcohol regularly, have liver disease, weigh little or are older may need a lower maximum. Ask a clinician."""  # noqa: E501
+
+LIVER = """## Liver warning
+
+Taking more acetaminophen than recommended can cause serious liver damage, which can be life-threatening. The risk is higher if you:
+
+- take more than the maximum daily dose
+- take it with other products that contain acetaminophen
+- drink three or more alcoholic drinks a day while using it"""  # noqa: E501
+
+SIDE_EFFECTS = """## Side effects
+
+At recommended doses, side effects are uncommon. Rarely, people develop a skin rash. Serious skin reactions are very rare; stop taking it and seek help if you notice redness, blistering or peeling skin."""  # noqa: E501
+
+TRANSCRIPT = """Maya Chen: Let's move on to naps. When do toddlers usually drop from two naps to one?
+Dr. Samuel Okafor: Most children make that switch somewhere between about twelve and eighteen months, although some are a little earlier or later. Signs include taking a long time to fall asleep for one of the naps, skipping the afternoon nap, or the second nap pushing bedtime very late.
+Maya Chen: And when do they stop napping altogether?
+Dr. Samuel Okafor: Usually between three and five years old."""  # noqa: E501
+
+TITLE = "Acetaminophen (paracetamol)"
+QUESTION = "What is the maximum daily dose of acetaminophen for an adult?"
+NOTE = "This is general information, not medical advice."
+
+
+def _hits() -> list:
+    return [
+        make_hit("acet-s5", SIDE_EFFECTS, title=TITLE, doc_id="acet", position=5, score=0.55),
+        make_hit("acet-s3", DOSING, title=TITLE, doc_id="acet", position=3, score=0.52),
+        make_hit("acet-s4", LIVER, title=TITLE, doc_id="acet", position=4, score=0.50),
+    ]
+
+
+def _markers(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\[(\d+)\]", text)]
+
+
+@pytest.fixture(scope="module")
+def answer(real_embedder: Embedder) -> ComposedAnswer:
+    """The dosing question answered once with the real embedder (shared by several tests)."""
+    return compose_answer(QUESTION, _hits(), real_embedder, disclaimer=NOTE)
+
+
+def test_cites_the_answering_sentence(answer: ComposedAnswer) -> None:
+    ans = answer
+    assert not ans.no_answer
+    assert "3,000 to 4,000 mg" in ans.text
+    answering = next(n for s, n in ans.sentences if "3,000 to 4,000 mg" in s)
+    assert ans.citations[answering - 1].chunk_id == "acet-s3"
+    # Markdown is gone: no headings, bullets or bold markers.
+    assert "#" not in ans.text and "**" not in ans.text and "\n-" not in ans.text
+    assert "Side effects" not in ans.text
+
+
+def test_citation_numbers_follow_first_use(answer: ComposedAnswer) -> None:
+    ans = answer
+    used = _markers(ans.text)
+    firsts = list(dict.fromkeys(used))
+    assert firsts == list(range(1, len(firsts) + 1))
+    assert [c.index for c in ans.citations] == firsts
+    # The best passage is retrieval rank 2 but leads, so it is [1].
+    assert ans.citations[0].chunk_id == "acet-s3"
+    assert [n for _, n in ans.sentences] == used
+    assert {c.title for c in ans.citations} == {TITLE}
+
+
+def test_leads_with_best_sentence_and_keeps_document_order(answer: ComposedAnswer) -> None:
+    ans = answer
+    texts = [s for s, _ in ans.sentences]
+    assert texts[0].startswith("Maximum daily dose") or "3,000" in texts[0]
+    rest = texts[1:]
+    full = DOSING + LIVER + SIDE_EFFECTS
+    same_doc = [t for t in rest if t.split(":")[0][:30] in full or t[:30] in full]
+    positions = [full.find(t[:30]) for t in same_doc if full.find(t[:30]) >= 0]
+    assert positions == sorted(positions)
+
+
+def test_near_duplicates_are_dropped(real_embedder: Embedder) -> None:
+    hits = [
+        make_hit("a", DOSING, title=TITLE, doc_id="acet", score=0.7),
+        make_hit("b", DOSING.replace("Adults commonly", "Adults usually"), doc_id="copy"),
+    ]
+    ans = compose_answer(QUESTION, hits, real_embedder, max_sentences=4)
+    texts = [s for s, _ in ans.sentences]
+    assert sum("3,000 to 4,000" in t for t in texts) == 1
+    assert sum("500 to 1,000 mg per dose" in t for t in texts) <= 1
+    assert [c.chunk_id for c in ans.citations] == ["a"]
+
+
+def test_disclaimer_is_a_separate_last_paragraph(answer: ComposedAnswer) -> None:
+    body, _, tail = answer.text.rpartition("\n\n")
+    assert tail == NOTE and "[1]" in body and NOTE not in body
+
+
+def test_max_sentences_and_determinism(hashing: HashingEmbedder) -> None:
+    one = compose_answer(QUESTION, _hits(), hashing, max_sentences=1)
+    assert len(one.sentences) == 1 and len(one.citations) == 1
+    assert one == compose_answer(QUESTION, _hits(), hashing, max_sentences=1)
+    four = compose_answer(QUESTION, _hits(), hashing, max_sentences=4, relative_floor=0.0)
+    assert len(four.sentences) == 4
+
+
+def test_transcript_answer_follows_the_hosts_question(real_embedder: Embedder) -> None:
+    hits = [make_hit("talk-t3", TRANSCRIPT, title="Toddler sleep", start_ts="00:05:10.000")]
+    ans = compose_answer("When do toddlers go from two naps to one?", hits, real_embedder)
+    assert "twelve and eighteen months" in ans.sentences[0][0]
+    assert not any(s.endswith("?") for s, _ in ans.sentences)
+    assert ans.citations[0].start_ts == "00:05:10.000"
+
+
+def test_unrelated_question_gives_no_answer_with_closest_topic(real_embedder: Embedder) -> None:
+    ans = compose_answer("Who won the 2014 football World Cup?", _hits(), real_embedder)
+    assert ans.no_answer and ans.citations == [] and ans.sentences == []
+    assert ans.text.startswith(DEFAULT_NO_ANSWER)
+    assert f"closest thing I found was about {TITLE}" in ans.text
+
+
+def test_no_answer_paths(hashing: HashingEmbedder) -> None:
+    empty = compose_answer("anything", [], hashing, no_answer_message="Sorry, not in my notes.")
+    assert empty.no_answer and empty.text == "Sorry, not in my notes." and not empty.citations
+    forced = compose_answer(QUESTION, _hits(), hashing, no_answer=True)
+    assert forced.no_answer and not forced.citations and "closest" in forced.text
+    headings_only = [make_hit("h", "# Title\n\n## Another heading")]
+    assert compose_answer("title", headings_only, hashing).no_answer
+
+
+def test_one_embedding_call_for_all_sentences(hashing: HashingEmbedder) -> None:
+    compose_answer("maximum daily dose acetaminophen", _hits(), hashing)
+    assert hashing.calls == 2  # the query, then every candidate sentence at once
+
+
+def test_uses_hit_context_when_set(hashing: HashingEmbedder) -> None:
+    child = make_hit("c", "Ask a clinician.", context=DOSING, title=TITLE)
+    ans = compose_answer("maximum daily dose of acetaminophen in 24 hours", [child], hashing)
+    assert not ans.no_answer and "24 hours" in ans.text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "# Title\n\n## Uses\n\nIt helps with pain. It lowers fever.",
+            ["It helps with pain.", "It lowers fever."],
+        ),
+        ("Used for:\n\n- headache\n- fever", ["Used for: headache, fever."]),
+        ("**Bold** text is *plain* now.", ["Bold text is plain now."]),
+        (
+            "Dr. Samuel Okafor: It varies. Ask your doctor.",
+            ["Dr. Samuel Okafor: It varies.", "Ask your doctor."],
+        ),
+        (
+            "A cabinet is often too warm\nand humid; a cupboard is better.",
+            ["A cabinet is often too warm and humid; a cupboard is better."],
+        ),
+        ("of the sentence. A full sentence here. And a cut-off fragm", ["A full sentence here."]),
+        (
+            "The risk is higher if you:\n\n- take more than the maximum daily dose on the label\n"
+            "- take it with other products that contain the same medicine",
+            [
+                "The risk is higher if you take more than the maximum daily dose on the label.",
+                "The risk is higher if you take it with other products that contain the same "
+                "medicine.",
+            ],
+        ),
+    ],
+)
+def test_sentence_splitting(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_segment_keeps_headings_as_context() -> None:
+    text = "## Side effects\n\nMost people have no problems.\n\n### Rare\n\nRashes occur."
+    pieces = segment(text)
+    assert [(p.heading, p.text) for p in pieces] == [
+        ("Side effects", "Most people have no problems."),
+        ("Rare", "Rashes occur."),
+    ]
+
+
+def test_topic_missing_from_every_hit_is_no_answer_unless_the_caller_chose_the_text() -> None:
+    emb = HashingEmbedder()
+    hits = [
+        make_hit(
+            "leaflet",
+            "Children's medicines are often liquids, and doses are usually based on weight.",
+            title="Safe use of medicines",
+        )
+    ]
+    question = "What dose of melatonin should I give my toddler?"
+    refused = compose_answer(question, hits, emb)
+    assert refused.no_answer and not refused.citations
+    assert "Safe use of medicines" in refused.text
+    chosen = compose_answer(question, hits, emb, require_topic=False, min_sentence_score=0.0)
+    assert not chosen.no_answer and chosen.citations
+
+
+def test_answer_keeps_to_the_hits_about_the_named_topic() -> None:
+    emb = HashingEmbedder()
+    hits = [
+        make_hit(
+            "a",
+            "Acetaminophen side effects are uncommon at recommended doses.",
+            title="Acetaminophen",
+        ),
+        make_hit(
+            "b", "Ibuprofen side effects include indigestion and heartburn.", title="Ibuprofen"
+        ),
+    ]
+    out = compose_answer("What are acetaminophen side effects?", hits, emb, min_sentence_score=0.0)
+    assert [c.chunk_id for c in out.citations] == ["a"]
+    assert "Ibuprofen" not in out.text
