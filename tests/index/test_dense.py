@@ -78,6 +78,17 @@ class DenseContract:
         assert len(again) == 60
         assert again.search(vecs[3], 1)[1].tolist() == [3]
 
+    def test_is_a_dense_index_that_keeps_its_vectors(self) -> None:
+        vecs = _vectors(20)
+        index = self.make(16)
+        assert isinstance(index, DenseIndex)
+        index.add(np.arange(10, 30), vecs)
+        stored = index.vector(12)
+        assert stored is not None and np.allclose(stored, vecs[2])
+        assert index.vector(99) is None
+        index.remove(np.asarray([12]))
+        assert index.vector(12) is None and len(index) == 19
+
 
 class TestNumpyFlat(DenseContract):
     def make(self, dim: int) -> FlatIndex:
@@ -136,16 +147,3 @@ def test_hnsw_grows_past_its_initial_capacity() -> None:
     index = HNSWIndex(16)
     index.add(np.arange(1500), vecs)
     assert index.search(vecs[1499], 1)[1].tolist() == [1499]
-
-
-@pytest.mark.parametrize("kind", BACKENDS)
-def test_every_backend_is_a_dense_index_that_keeps_its_vectors(kind: str) -> None:
-    vecs = _vectors(20)
-    index = new_dense_index(kind, 16)
-    assert isinstance(index, DenseIndex)
-    index.add(np.arange(10, 30), vecs)
-    stored = index.vector(12)
-    assert stored is not None and np.allclose(stored, vecs[2])
-    assert index.vector(99) is None
-    index.remove(np.asarray([12]))
-    assert index.vector(12) is None and len(index) == 19

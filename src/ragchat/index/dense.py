@@ -48,7 +48,7 @@ class FlatIndex:
     def __init__(self, dim: int, kernel: Kernel = "auto") -> None:
         self.dim = dim
         if kernel == "faiss" and _faiss() is None:
-            raise IndexError_("the faiss kernel needs faiss-cpu (`pip install faiss-cpu`)")
+            raise IndexStateError("the faiss kernel needs faiss-cpu (`pip install faiss-cpu`)")
         self.kernel: Kernel = (
             kernel if kernel != "auto" else ("faiss" if _faiss() is not None else "numpy")
         )
