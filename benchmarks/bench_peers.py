@@ -313,7 +313,7 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=100_000, help="synthetic corpus size; 0 = skip")
     ap.add_argument("--queries", type=int, default=0, help="first N claims; 0 = all 505")
     ap.add_argument("--big-queries", type=int, default=0, help="claims at --big; 0 = all")
-    ap.add_argument("--backend", default="onnx-int8", help="embedding backend for the vectors")
+    ap.add_argument("--backend", default="onnx", help="embedding backend for the vectors")
     ap.add_argument("--kernels", default="faiss,numpy", help="ragchat dense scans to run")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--seed", type=int, default=15)

@@ -415,7 +415,7 @@ def main() -> None:
     kb.add_argument("--port", type=int, default=0, help="also measure `ragchat serve` here")
     for p in (de, kb):
         p.add_argument("--seed", type=int, default=15)
-        p.add_argument("--backend", default="onnx-int8", help="vectors of bench_peers.py")
+        p.add_argument("--backend", default="onnx", help="vectors of bench_peers.py")
     args = ap.parse_args()
     {"dense": cmd_dense, "kb": cmd_kb}[args.cmd](args)
 
