@@ -3,9 +3,9 @@
 Subcommands:
 
 * ``flat``: exact top-10 inner product over random unit 384-d float32 vectors (100k and 1M by
-  default), one query at a time: ragchat ``FlatIndex.search`` (numpy matmul + argpartition, with
-  OpenBLAS limited to 1 or 2 threads) vs ``faiss.IndexFlatIP`` (``faiss.omp_set_num_threads``
-  1 or 2).
+  default), one query at a time: ragchat ``FlatIndex.search`` with its numpy kernel (matmul +
+  argpartition, OpenBLAS limited to 1 or 2 threads) and with its FAISS kernel (``faiss.knn``
+  over the same matrix), and ``faiss.IndexFlatIP`` (``faiss.omp_set_num_threads`` 1 or 2).
 * ``embed``: one-time cache of real embeddings (ragchat's embedder, all-MiniLM-L6-v2 from the
   packaged weights, title + "\\n" + text, max_seq_length 256) in /tmp/ragchat-bench. For MedQuAD
   the corpus is embedded in a seeded random order under a time budget (default 10 minutes): if
@@ -97,7 +97,7 @@ def cmd_flat(args: argparse.Namespace) -> None:
     for n in [int(x) for x in args.sizes.split(",")]:
         vecs = unit_vectors(n, args.dim, args.seed)
         queries = unit_vectors(args.queries, args.dim, args.seed + 1)
-        flat = FlatIndex(args.dim)
+        flat = FlatIndex(args.dim, kernel="numpy")
         t0 = time.perf_counter()
         flat.add(np.arange(n, dtype=np.int64), vecs)
         flat_build = time.perf_counter() - t0
@@ -108,16 +108,25 @@ def cmd_flat(args: argparse.Namespace) -> None:
         faiss_build = time.perf_counter() - t0
 
         def numpy_search(q: np.ndarray, index: Any = flat) -> np.ndarray:
+            index.kernel = "numpy"
+            return index.search(q, K)[1]
+
+        def kernel_search(q: np.ndarray, index: Any = flat) -> np.ndarray:
+            index.kernel = "faiss"  # ragchat's default when faiss-cpu is installed
             return index.search(q, K)[1]
 
         def faiss_search(q: np.ndarray, index: Any = fidx) -> np.ndarray:
             return index.search(q.reshape(1, -1), K)[1][0]
 
         methods: dict[str, tuple[Any, Any]] = {}
-        for t in (1, 2):
+        for t in [int(x) for x in args.threads.split(",")]:
             methods[f"numpy FlatIndex.search, BLAS threads {t}"] = (
                 numpy_search,
                 lambda t=t: threadpool_limits(limits=t, user_api="blas"),
+            )
+            methods[f"ragchat FlatIndex.search (FAISS kernel), omp threads {t}"] = (
+                kernel_search,
+                lambda t=t: _faiss_threads(faiss, t),
             )
             methods[f"faiss IndexFlatIP, omp threads {t}"] = (
                 faiss_search,
@@ -386,6 +395,7 @@ def main() -> None:
     fl.add_argument("--dim", type=int, default=DIM)
     fl.add_argument("--queries", type=int, default=200)
     fl.add_argument("--rounds", type=int, default=3)
+    fl.add_argument("--threads", default="1,2", help="BLAS / OpenMP thread counts to compare")
     fl.add_argument("--seed", type=int, default=7)
     em = sub.add_parser("embed", help="cache real embeddings (one-time)")
     em.add_argument("--corpus", choices=["scifact", "medquad"], required=True)

