@@ -4,8 +4,8 @@ Steps, each timed in ``result.timings`` (milliseconds) only when it ran:
 ``embed`` (once per query) → ``dense`` / ``bm25`` / ``title`` / ``fusion`` (the configured
 mode) → ``prf`` (optional dense Rocchio feedback: second pass with the moved query vector) →
 ``expand`` (optional: variations from an LLM or from PRF, searched and multi-query RRF-fused)
-→ ``rerank`` (optional) → ``section`` (the section signal, ``retrieve/sections.py``) →
-gate and adaptive top-k → ``post`` (parents, neighbours, dedupe) →
+→ ``rerank`` (optional) → gate relevance → ``section`` (the section signal,
+``retrieve/sections.py``) → adaptive top-k → ``post`` (parents, neighbours, dedupe) →
 truncate to top-k; plus ``total``.
 
 Callers MUST check ``result.no_answer``: when the gate fires the hits are still returned (so
@@ -139,11 +139,12 @@ class KBRetriever:
         elif cfg.rerank and self.reranker is None:
             result.notes.append("rerank skipped: no reranker loaded")
 
+        # The gate judges whether the knowledge base covers the question at all, before the
+        # section signal picks where in a document the answer is.
+        relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
         if cfg.section_weight > 0 and hits:
             with time_step(timings, "section"):
                 hits = boost_sections(query, hits, cfg.section_weight)
-
-        relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
         if cfg.adaptive_top_k:
             k = adaptive_k(relevance, k, high=self.adaptive_high, low=self.adaptive_low)
             result.notes.append(f"adaptive top_k={k} (relevance {relevance:.3f})")

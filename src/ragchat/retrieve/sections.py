@@ -116,11 +116,22 @@ def matches(question_aspects_: frozenset[str], label: str) -> bool:
     return bool(question_aspects_ & label_aspects(label))
 
 
+def _doc_key(chunk: Chunk) -> str:
+    """What "the same document" means here: the title (flat FAQ records of one topic share it),
+    else the document id."""
+    md = chunk.metadata
+    title = str(md.get("doc_title") or md.get("title") or "").strip().lower()
+    return title or chunk.doc_id
+
+
 def boost_sections(query: str, hits: Sequence[Hit], weight: float) -> list[Hit]:
-    """``hits`` re-ranked with the section signal: a hit whose section label matches the
-    question's aspect gains ``weight`` × the spread of the scores (so the boost means the same
-    on min-max, z-score, RRF or reranker scales); order is kept otherwise. ``scores["section"]``
-    records the boost."""
+    """``hits`` re-ranked with the section signal. Retrieval decides which document a question
+    is about, the section signal where in it the answer is: a hit whose section label matches
+    the question's aspect moves to the head of its own document's hits, at its document's best
+    score plus ``weight`` × the spread of the scores (so the lift means the same on min-max,
+    z-score, RRF or reranker scales). A document's matching section can thus pass the other
+    documents only by that small margin, and never lifts a weakly retrieved document over a
+    strong one. ``scores["section"]`` records the lift."""
     wanted = question_aspects(query)
     if weight <= 0 or not wanted or len(hits) < 2:
         return list(hits)
@@ -128,11 +139,16 @@ def boost_sections(query: str, hits: Sequence[Hit], weight: float) -> list[Hit]:
     spread = max(scores) - min(scores)
     if spread <= 0:
         spread = abs(max(scores)) or 1.0
-    bonus = weight * spread
+    best: dict[str, float] = {}
+    for hit in hits:
+        key = _doc_key(hit.chunk)
+        best[key] = max(best.get(key, hit.score), hit.score)
     out: list[Hit] = []
     for hit in hits:
         if matches(wanted, section_label(hit.chunk)):
-            hit = replace(hit, score=hit.score + bonus, scores={**hit.scores, "section": bonus})
+            lifted = max(hit.score, best[_doc_key(hit.chunk)]) + weight * spread
+            scored = {**hit.scores, "section": lifted - hit.score}
+            hit = replace(hit, score=lifted, scores=scored)
         out.append(hit)
     order = sorted(range(len(out)), key=lambda i: (-out[i].score, i))
     return [out[i] for i in order]
