@@ -35,7 +35,7 @@ from ragchat.retrieve.gate import (
 )
 from ragchat.retrieve.postprocess import expand_neighbours, resolve_parents
 from ragchat.retrieve.search import Timings, search_candidates, time_step
-from ragchat.retrieve.sections import boost_sections
+from ragchat.retrieve.sections import boost_sections, question_aspects
 from ragchat.retrieve.selection import retrieve_from_text
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit, RetrievalResult
@@ -142,7 +142,7 @@ class KBRetriever:
         # The gate judges whether the knowledge base covers the question at all, before the
         # section signal picks where in a document the answer is.
         relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
-        if cfg.section_weight > 0 and hits:
+        if cfg.section_weight > 0 and hits and question_aspects(query):
             with time_step(timings, "section"):
                 hits = boost_sections(query, hits, cfg.section_weight)
         if cfg.adaptive_top_k:
