@@ -23,13 +23,13 @@ CASES = [
     ("medical", "Can I take ibuprofen if I am on warfarin?", "", ("warfarin",)),
     ("medical", "Will amoxicillin help with a common cold?", "", ("virus",)),
     (
-        "textbook",
+        "tutor",
         "Why are alveoli well suited to gas exchange?",
         "The alveoli and gas exchange",
         (),
     ),
-    ("textbook", "What does the sinoatrial node do?", "", ("pacemaker",)),
-    ("textbook", "How is cardiac output calculated?", "", ("stroke volume",)),
+    ("tutor", "What does the sinoatrial node do?", "", ("pacemaker",)),
+    ("tutor", "How is cardiac output calculated?", "", ("stroke volume",)),
     ("parenting", "How much sleep does a two-year-old need?", "", ("hours",)),
 ]
 
