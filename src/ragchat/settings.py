@@ -83,6 +83,11 @@ class RetrievalSettings(BaseModel):
     # Weight of BM25 over document titles as a third fused signal (0 = off); titles are the
     # chunks' "title" metadata (JSONL records, Markdown/PDF document titles).
     title_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Section signal: a candidate whose section (heading path, or the question a record opens
+    # with) matches what the question asks about (treatment, symptoms, diagnosis, ...) moves to
+    # the head of its document's hits, section_weight x the candidates' score spread above its
+    # document's best score (0 = off); see retrieve/sections.py.
+    section_weight: float = Field(default=0.05, ge=0.0, le=1.0)
     # Dense pseudo-relevance feedback (Rocchio): when > 0, the vectors of the top N first-pass
     # hits are averaged into the query vector (weight prf_weight) and the KB searched again.
     prf_docs: int = Field(default=0, ge=0)

@@ -131,6 +131,9 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)  # components: dense, bm25, fused, rerank
     context: str | None = None  # parent text (or expanded neighbours) handed to the answerer
     context_ids: tuple[str, ...] = ()  # chunk ids the context was built from
+    # Transcripts: the captions of the text the answerer reads (``context``, else the chunk's
+    # text) as char ranges into that text, so a quote can cite the time it was spoken.
+    cues: tuple[TimedSpan, ...] = ()
 
 
 @dataclass
@@ -172,12 +175,27 @@ class Citation:
     end_ts: str | None = None
     speakers: tuple[str, ...] = ()
     chapter: str | None = None
+    # The words an extractive answer quoted from this source (transcripts: the cues whose time
+    # range start_ts/end_ts give); "" when the whole passage is the reference.
+    quote: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["section_path"] = list(self.section_path)
         data["speakers"] = list(self.speakers)
         return data
+
+
+def chunk_cues(chunk: Chunk) -> tuple[TimedSpan, ...]:
+    """The ``cues`` metadata the chunker gives transcript chunks, as ``TimedSpan``s."""
+    out: list[TimedSpan] = []
+    for cue in chunk.metadata.get("cues") or ():
+        try:
+            a, b, start, end, speaker = cue
+            out.append(TimedSpan(int(a), int(b), float(start), float(end), str(speaker) or None))
+        except (TypeError, ValueError):
+            continue
+    return tuple(out)
 
 
 def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Citation:

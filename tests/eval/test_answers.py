@@ -16,6 +16,7 @@ from ragchat.eval.answers import (
     AnswerRecord,
     citation_problems,
     evidence_hit,
+    gold_cited,
     groundedness,
     load_answer_jsonl,
     load_pubmedqa,
@@ -26,7 +27,7 @@ from ragchat.eval.answers import (
 from ragchat.eval.data import EvalDataError
 from ragchat.index.base import Embedder
 from ragchat.settings import Settings
-from ragchat.types import Citation
+from ragchat.types import Chunk, Citation
 
 TINY = {
     "101": {
@@ -105,6 +106,29 @@ def test_evidence_hit_needs_every_citation_from_the_own_abstract() -> None:
     assert not evidence_hit(["101-0", "202-1"], "101")
     assert not evidence_hit([], "101")
     assert not evidence_hit(["1010-0"], "101")  # the dash keeps 1010 apart from 101
+
+
+def test_gold_cited_matches_the_corpus_id_or_the_file_name(tmp_path: Path) -> None:
+    record = Chunk("c1", "d", "t", 0, metadata={"corpus_id": "2:0001-3", "source": "x#2:0001-3"})
+    page = Chunk("c2", "d2", "t", 0, metadata={"source": "/kb/medical/ibuprofen.md"})
+    assert gold_cited([page, record], "2:0001-3")
+    assert not gold_cited([record], "2:0001-30")
+    assert gold_cited([page], "ibuprofen.md") and not gold_cited([page], "profen.md")
+    assert not gold_cited([], "2:0001-3")
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"id": "q7", "question": "Q?", "answer": "A.", "gold_doc": "2:0001-3"}\n')
+    (item,) = load_answer_jsonl(path)
+    assert (item.qid, item.gold_doc) == ("q7", "2:0001-3")
+
+
+def test_summary_reports_gold_cited_only_when_the_data_has_golds() -> None:
+    def record(gold: bool | None) -> AnswerRecord:
+        return AnswerRecord("q", "", "", "", "a", False, 1, [], True, [], 0.5, 0.5, None,
+                            None, 10.0, gold_cited=gold)  # fmt: skip
+
+    assert "gold_cited_rate" not in summarise([record(None)])
+    s = summarise([record(True), record(False), record(True), record(True)])
+    assert s["gold_cited_rate"] == pytest.approx(0.75)
 
 
 def test_summary_scores_no_answer_separately() -> None:

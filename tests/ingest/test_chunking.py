@@ -269,3 +269,18 @@ def test_corpus_records_stay_whole_up_to_record_size() -> None:
     assert len(text) > 300 and len(children) == 1
     small = ChunkingSettings(child_size=300, record_size=500)
     assert len([c for c in Chunker(small).chunk(doc) if not c.is_parent]) > 1
+
+
+def test_transcript_chunks_list_their_cues_as_offsets_into_their_own_text() -> None:
+    doc = transcript(turns=12, words_per_turn=6)
+    settings = ChunkingSettings(child_size=90, child_overlap=20, parent_size=300)
+    chunks = Chunker(settings).chunk(doc)
+    turns = {s.metadata["start"]: s.text for s in doc.sections}
+    for chunk in chunks:
+        cues = chunk.metadata["cues"]
+        assert cues and cues[0][2] == chunk.metadata["start"]
+        assert max(c[3] for c in cues) == chunk.metadata["end"]
+        for a, b, start, _end, speaker in cues:
+            said = chunk.text[a:b]
+            assert said and said in turns[start]  # the words of that caption
+            assert speaker == ("Alice" if start % 20 == 0 else "Bob")

@@ -14,7 +14,10 @@ Per answer, with the refusal message never scored as an answer:
 - groundedness: the share of reply sentences whose best cosine to the cited passages (each
   passage and each of its sentences) is at least ``GROUNDED_COSINE``;
 - evidence hit (PubMedQA): every cited chunk comes from the question's own abstract (its
-  corpus id starts with ``<pmid>-``); no citation counts as a miss.
+  corpus id starts with ``<pmid>-``); no citation counts as a miss;
+- gold cited (JSONL with ``gold_doc``): the reference document is among the reply's citations
+  (a cited chunk's corpus id equals ``gold_doc``, or its source file ends with it); a refusal
+  counts as a miss.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class AnswerItem:
     reference: str
     kb: str | None = None  # another knowledge base than the agent's (generic JSONL)
     pmid: str | None = None  # PubMedQA: the abstract the question was written from
+    gold_doc: str | None = None  # the document that answers it: corpus id or file name
 
 
 def load_pubmedqa(path: Path) -> tuple[list[AnswerItem], list[dict[str, str]]]:
@@ -80,7 +84,7 @@ def load_pubmedqa(path: Path) -> tuple[list[AnswerItem], list[dict[str, str]]]:
 
 
 def load_answer_jsonl(path: Path) -> list[AnswerItem]:
-    """``{"question", "answer", "kb"?, "_id"?}`` a line."""
+    """``{"question", "answer", "kb"?, "_id"? or "id"?, "gold_doc"?}`` a line."""
     items: list[AnswerItem] = []
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -95,9 +99,10 @@ def load_answer_jsonl(path: Path) -> list[AnswerItem]:
             raise EvalDataError(f"{path}:{number}: invalid JSON: {exc.msg}") from exc
         if not isinstance(rec, dict) or not rec.get("question") or "answer" not in rec:
             raise EvalDataError(f'{path}:{number}: expected an object with "question", "answer"')
-        qid = str(rec.get("_id") or number)
+        qid = str(rec.get("_id") or rec.get("id") or number)
         kb = str(rec["kb"]) if rec.get("kb") else None
-        items.append(AnswerItem(qid, str(rec["question"]), str(rec["answer"]), kb))
+        gold = str(rec["gold_doc"]) if rec.get("gold_doc") else None
+        items.append(AnswerItem(qid, str(rec["question"]), str(rec["answer"]), kb, gold_doc=gold))
     return items
 
 
@@ -165,6 +170,19 @@ def evidence_hit(corpus_ids: Sequence[str], pmid: str) -> bool:
     return bool(corpus_ids) and all(c.startswith(f"{pmid}-") for c in corpus_ids)
 
 
+def gold_cited(cited: Sequence[Chunk], gold_doc: str) -> bool:
+    """Whether a cited chunk belongs to ``gold_doc``: its corpus id (JSONL records) or the
+    end of its source path (a file name such as ``ibuprofen.md``)."""
+    for chunk in cited:
+        md = chunk.metadata
+        if str(md.get("corpus_id", "")) == gold_doc:
+            return True
+        source = str(md.get("source", "")).split("#", 1)[0]
+        if source == gold_doc or source.endswith(f"/{gold_doc}"):
+            return True
+    return False
+
+
 # -- the run --------------------------------------------------------------------------------
 @dataclass
 class AnswerRecord:
@@ -183,6 +201,7 @@ class AnswerRecord:
     groundedness: float | None
     evidence_hit: bool | None
     latency_ms: float
+    gold_cited: bool | None = None
 
 
 @dataclass
@@ -258,6 +277,11 @@ def score_turn(
     if item.pmid is not None:
         corpus = [str(known[i].metadata.get("corpus_id", "")) for i in ids if i in known]
         hit = evidence_hit(corpus, item.pmid)
+    gold = None
+    if item.gold_doc is not None:
+        gold = not result.no_answer and gold_cited(
+            [known[i] for i in ids if i in known], item.gold_doc
+        )
     return AnswerRecord(
         qid=item.qid,
         question=item.question,
@@ -274,6 +298,7 @@ def score_turn(
         groundedness=grounded,
         evidence_hit=hit,
         latency_ms=round(latency_ms, 3),
+        gold_cited=gold,
     )
 
 
@@ -304,4 +329,7 @@ def summarise(records: Sequence[AnswerRecord]) -> dict[str, Any]:
     hits = [r.evidence_hit for r in records if r.evidence_hit is not None]
     if hits:
         out["evidence_hit_rate"] = sum(hits) / len(hits)
+    golds = [r.gold_cited for r in records if r.gold_cited is not None]
+    if golds:
+        out["gold_cited_rate"] = sum(golds) / len(golds)
     return out

@@ -92,6 +92,8 @@ def print_answers(run: AnswerRun, console: Console) -> None:
     ]
     if "evidence_hit_rate" in s:
         rows.append(("evidence hit (own abstract)", _fmt(s["evidence_hit_rate"], True)))
+    if "gold_cited_rate" in s:
+        rows.append(("gold cited (reference document cited)", _fmt(s["gold_cited_rate"], True)))
     lat = s["latency_ms"]
     rows.append(("latency p50 / p95 / max", f"{lat['p50']:.0f} / {lat['p95']:.0f} / "
                  f"{lat['max']:.0f} ms"))  # fmt: skip
@@ -104,7 +106,7 @@ def print_answers(run: AnswerRun, console: Console) -> None:
 
 CSV_FIELDS = (
     "qid", "agent", "no_answer", "citations", "citations_valid", "rouge_l", "similarity",
-    "groundedness", "evidence_hit", "latency_ms", "problems", "cited_ids", "question",
+    "groundedness", "evidence_hit", "gold_cited", "latency_ms", "problems", "cited_ids", "question",
     "reply", "reference",
 )  # fmt: skip
 

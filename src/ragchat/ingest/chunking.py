@@ -6,6 +6,10 @@ section (page, heading section). Transcript turns are first grouped into blocks 
 function of the document and the settings, so ids are stable across runs.
 
 Output order: document order, each parent immediately followed by its children.
+
+A transcript chunk's metadata also lists its ``cues``: ``[start_char, end_char, start_s, end_s,
+speaker]`` per caption, offsets into the chunk's text, so a quoted sentence can be given the
+time range of the captions it comes from.
 """
 
 from __future__ import annotations
@@ -232,12 +236,24 @@ class Chunker:
             if hit:
                 start = min(s.start for s in hit)
                 end = max(s.end for s in hit)
+                # The chunk's text is seg.text[a:b].strip(): cue offsets are relative to it.
+                lead = len(seg.text[a:b]) - len(seg.text[a:b].lstrip())
                 meta.update(
                     start=start,
                     end=end,
                     start_ts=format_ts(start),
                     end_ts=format_ts(end),
                     speakers=list(dict.fromkeys(s.speaker for s in hit if s.speaker)),
+                    cues=[
+                        [
+                            max(s.start_char - a - lead, 0),
+                            s.end_char - a - lead,
+                            s.start,
+                            s.end,
+                            s.speaker or "",
+                        ]
+                        for s in hit
+                    ],
                 )
         return meta
 

@@ -4,7 +4,8 @@ Steps, each timed in ``result.timings`` (milliseconds) only when it ran:
 ``embed`` (once per query) → ``dense`` / ``bm25`` / ``title`` / ``fusion`` (the configured
 mode) → ``prf`` (optional dense Rocchio feedback: second pass with the moved query vector) →
 ``expand`` (optional: variations from an LLM or from PRF, searched and multi-query RRF-fused)
-→ ``rerank`` (optional) → gate and adaptive top-k → ``post`` (parents, neighbours, dedupe) →
+→ ``rerank`` (optional) → gate relevance → ``section`` (the section signal,
+``retrieve/sections.py``) → adaptive top-k → ``post`` (parents, neighbours, dedupe) →
 truncate to top-k; plus ``total``.
 
 Callers MUST check ``result.no_answer``: when the gate fires the hits are still returned (so
@@ -34,6 +35,7 @@ from ragchat.retrieve.gate import (
 )
 from ragchat.retrieve.postprocess import expand_neighbours, resolve_parents
 from ragchat.retrieve.search import Timings, search_candidates, time_step
+from ragchat.retrieve.sections import boost_sections, question_aspects
 from ragchat.retrieve.selection import retrieve_from_text
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit, RetrievalResult
@@ -137,7 +139,12 @@ class KBRetriever:
         elif cfg.rerank and self.reranker is None:
             result.notes.append("rerank skipped: no reranker loaded")
 
+        # The gate judges whether the knowledge base covers the question at all, before the
+        # section signal picks where in a document the answer is.
         relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
+        if cfg.section_weight > 0 and hits and question_aspects(query):
+            with time_step(timings, "section"):
+                hits = boost_sections(query, hits, cfg.section_weight)
         if cfg.adaptive_top_k:
             k = adaptive_k(relevance, k, high=self.adaptive_high, low=self.adaptive_low)
             result.notes.append(f"adaptive top_k={k} (relevance {relevance:.3f})")

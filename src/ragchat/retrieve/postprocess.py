@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ragchat.index.base import SearchableKB, Vector
-from ragchat.types import Chunk, Hit
+from ragchat.types import Chunk, Hit, TimedSpan, chunk_cues
 
 _MIN_OVERLAP = 20
 _MAX_OVERLAP = 400
@@ -60,7 +60,14 @@ def resolve_parents(kb: SearchableKB, hits: Sequence[Hit], k: int) -> list[Hit]:
     for hit in kept:
         parent = parents.get(hit.chunk.parent_id or "")
         source = parent if parent is not None else hit.chunk
-        out.append(replace(hit, context=source.text, context_ids=(source.chunk_id,)))
+        out.append(
+            replace(
+                hit,
+                context=source.text,
+                context_ids=(source.chunk_id,),
+                cues=chunk_cues(source),
+            )
+        )
     return out
 
 
@@ -102,5 +109,17 @@ def expand_neighbours(
             + tuple(base_ids)
             + tuple(c.chunk_id for c in (after,) if c)
         )
-        out.append(replace(hit, context=join_texts(texts), context_ids=ctx_ids))
+        context = join_texts(texts)
+        cues = hit.cues if parents and hit.context is not None else chunk_cues(hit.chunk)
+        if before is not None:  # the base text moved: shift its cues along
+            shift = context.find(base_text)
+            cues = (
+                tuple(
+                    TimedSpan(c.start_char + shift, c.end_char + shift, c.start, c.end, c.speaker)
+                    for c in cues
+                )
+                if shift >= 0
+                else ()
+            )
+        out.append(replace(hit, context=context, context_ids=ctx_ids, cues=cues))
     return out

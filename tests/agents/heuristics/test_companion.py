@@ -93,3 +93,15 @@ def test_person_conversions() -> None:
     assert second_person("User has a dog named Max") == "you have a dog named Max"
     assert second_person("I started a new job") == "you started a new job"
     assert second_person("The user's sister lives in Leeds") == "your sister lives in Leeds"
+
+
+def test_a_remembered_question_reads_as_a_sentence() -> None:
+    bubbles = reply("Hi Robin!", memories=["can I take it with warfarin?"])
+    assert bubbles[1] == (
+        "Last time you asked whether you can take it with warfarin. Did you find out?"
+    )
+    assert "?." not in " ".join(bubbles)
+    wh = reply("hello", memories=["How much should an adult take?"])[1]
+    assert wh == "Last time you asked: “How much should an adult take?” Did you find out?"
+    stated = reply("hey", memories=["I started a new job."])[1]
+    assert stated == "Last time you mentioned you started a new job. How's that going?"

@@ -227,3 +227,131 @@ def test_answer_keeps_to_the_hits_about_the_named_topic() -> None:
     out = compose_answer("What are acetaminophen side effects?", hits, emb, min_sentence_score=0.0)
     assert [c.chunk_id for c in out.citations] == ["a"]
     assert "Ibuprofen" not in out.text
+
+
+# -- section-aware answers and clean extracts ----------------------------------------------
+
+HAY_FEVER = {
+    "What it is": "Seasonal allergic rhinitis, often called hay fever, is an allergic reaction "
+    "to pollen. Despite the name, hay fever does not cause a fever.",
+    "Treatment": "Antihistamine tablets reduce sneezing, itching and a runny nose. Steroid "
+    "nasal sprays reduce inflammation and are often the most effective treatment.",
+    "Children": "Children can have hay fever too. Many antihistamines come in children's forms.",
+}
+
+
+def test_answers_from_the_section_the_question_asks_about(real_embedder: Embedder) -> None:
+    hits = [
+        make_hit(
+            f"hf-{i}",
+            f"## {heading}\n\n{body}",
+            title="Seasonal allergies (hay fever)",
+            doc_id="hf",
+            position=i,
+            heading_path=["Seasonal allergies (hay fever)", heading],
+            heading=heading,
+        )
+        for i, (heading, body) in enumerate(HAY_FEVER.items())
+    ]
+    ans = compose_answer("What helps with hay fever?", hits, real_embedder)
+    assert ans.citations[0].section_path[-1] == "Treatment"
+    assert "Antihistamine" in ans.sentences[0][0]
+    assert "does not cause a fever" not in ans.text
+    assert "Children can have hay fever too" not in ans.text
+
+
+def test_review_questions_are_never_quoted(hashing: HashingEmbedder) -> None:
+    review = (
+        "## Review questions\n\n"
+        "1. Give three features of alveoli that make them efficient for gas exchange.\n"
+        "2. Explain how the diaphragm makes air enter the lungs."
+    )
+    body = (
+        "## The alveoli and gas exchange\n\nAlveoli have very thin walls and a huge surface "
+        "area, so gases diffuse quickly between air and blood."
+    )
+    hits = [
+        make_hit("rq", review, title="Lungs", heading_path=["Lungs", "Review questions"]),
+        make_hit("alv", body, title="Lungs", heading_path=["Lungs", "The alveoli"]),
+    ]
+    ans = compose_answer("Why are alveoli efficient for gas exchange?", hits, hashing)
+    assert "Give three features" not in ans.text
+    assert "thin walls" in ans.text
+
+
+def test_a_source_line_wrap_does_not_cut_a_sentence() -> None:
+    text = (
+        "Leaving a medicine where a child can reach it can lead to a fine of up to\n"
+        "300 dollars in some places. Store medicines up high.\n"
+    )
+    assert split_sentences(text) == [
+        "Leaving a medicine where a child can reach it can lead to a fine of up to 300 dollars "
+        "in some places.",
+        "Store medicines up high.",
+    ]
+    wrapped = (
+        "Most toddlers between one and two years old need eleven to fourteen hours of sleep in\n"
+        "Canada and elsewhere, naps included.\n"
+    )
+    assert len(split_sentences(wrapped)) == 1
+
+
+SLEEP_TALK = (
+    "Maya Chen: How much sleep does a two-year-old need?\n"
+    "Dr. Samuel Okafor: So a toddler might need eleven to fourteen hours of sleep in a day. "
+    "Most of it comes as about eleven hours at night, plus a nap."
+)
+
+
+def _talk_hit() -> object:
+    # Captions: the host's question 0:06-0:10, then two cues of the answer.
+    q_end = SLEEP_TALK.index("\n")
+    second = SLEEP_TALK.index("Most of it")
+    cues = [
+        [0, q_end, 6.0, 10.0, "Maya Chen"],
+        [q_end + 1, second, 10.0, 30.0, "Dr. Samuel Okafor"],
+        [second, len(SLEEP_TALK), 55.0, 61.0, "Dr. Samuel Okafor"],
+    ]
+    return make_hit(
+        "talk",
+        SLEEP_TALK,
+        title="Toddler sleep talk",
+        start_ts="00:00:06.000",
+        end_ts="00:01:01.000",
+        speakers=["Maya Chen", "Dr. Samuel Okafor"],
+        cues=cues,
+    )
+
+
+def test_transcript_quotes_carry_no_label_no_dangling_opener_and_their_cue_times(
+    hashing: HashingEmbedder,
+) -> None:
+    ans = compose_answer(
+        "How many hours at night does a two-year-old sleep?",
+        [_talk_hit()],  # type: ignore[list-item]
+        hashing,
+        max_sentences=1,
+        relative_floor=0.0,
+    )
+    assert "Okafor:" not in ans.text and not ans.text.startswith("So ")
+    (citation,) = ans.citations
+    quoted = ans.sentences[0][0]
+    if "eleven hours at night" in quoted:
+        assert (citation.start_ts, citation.end_ts) == ("00:00:55.000", "00:01:01.000")
+    else:
+        assert quoted.startswith("A toddler might")
+        assert (citation.start_ts, citation.end_ts) == ("00:00:10.000", "00:00:30.000")
+    assert citation.speakers == ("Dr. Samuel Okafor",)
+    assert citation.quote and citation.quote.split()[0] in SLEEP_TALK
+
+
+def test_the_lead_sentence_drops_its_dangling_connective(hashing: HashingEmbedder) -> None:
+    ans = compose_answer(
+        "How much sleep does a toddler need in a day?",
+        [_talk_hit()],  # type: ignore[list-item]
+        hashing,
+        max_sentences=2,
+        relative_floor=0.0,
+    )
+    assert all(not s.startswith(("So ", "Dr. Samuel")) for s, _ in ans.sentences)
+    assert "A toddler might need eleven to fourteen hours" in ans.text

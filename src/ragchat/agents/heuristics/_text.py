@@ -117,19 +117,36 @@ class Piece:
 
 
 def _logical_lines(text: str) -> list[str]:
-    """Lines with hard wraps (PDF text) re-joined: a line without closing punctuation followed
-    by one starting in lower case continues the same sentence."""
+    """Lines with hard wraps (Markdown source wraps, PDF text) re-joined: a line without
+    closing punctuation continues on the next one when that starts in lower case, or when it
+    is too long to be a heading (more than 12 words) or the next starts with a number, and the
+    next is no bullet or heading —
+    so "a fine of up to" / "300 dollars." stays one sentence. A wrapped bullet item continues
+    on an indented line."""
     out: list[str] = []
+    blank = True
     for raw in text.replace("\r", "").split("\n"):
         line = raw.rstrip()
         if not line.strip():
+            blank = True
             continue
+        after_blank, blank = blank, False
+        prev = out[-1] if out else ""
+        continues = line.lstrip()[:1].islower() or (
+            not after_blank
+            and (
+                len(prev.split()) > 12
+                or line.lstrip()[:1] in "0123456789(%$€£"
+                or (_BULLET.match(prev) is not None and line[:1].isspace())
+            )
+        )
         if (
             out
-            and line.lstrip()[:1].islower()
+            and continues
             and not _BULLET.match(line)
-            and not is_heading(out[-1])
-            and not _TERMINAL.search(out[-1])
+            and not is_heading(line)
+            and not is_heading(prev)
+            and not _TERMINAL.search(prev)
         ):
             out[-1] = f"{out[-1]} {line.strip()}"
         else:

@@ -83,6 +83,35 @@ def second_person(memory: str) -> str:
     return m[:1].lower() + m[1:] if not m[:2].isupper() else m
 
 
+_AUX = r"can|could|should|shall|is|are|was|were|will|would|may|might|must|am|do"
+_YES_NO = re.compile(rf"^({_AUX})\s+(you|it|they|he|she|we|this|that|these|those)\s+(.+)$", re.I)
+_WH = re.compile(r"^(what|how|when|where|why|which|who|whom|whose|is|are|do|does|did)\b", re.I)
+
+
+def recall(memory: str, tail: str = "", question_tail: str = "Did you find out?") -> str:
+    """A remembered detail as natural sentences. A statement is mentioned ("Last time you
+    mentioned you have a dog." + ``tail``); a remembered question is asked about ("Last time
+    you asked whether you can take it with warfarin." + ``question_tail``) rather than pasted
+    in with its question mark."""
+    said = second_person(memory).rstrip(" .!?")
+    said = re.sub(r"\bI['’]m\b", "you're", said)
+    said = re.sub(r"\bam I\b", "are you", said)
+    said = re.sub(r"\bI\b", "you", said)
+    if not said:
+        return ""
+    question = memory.strip().endswith("?") or bool(_WH.match(memory.strip()))
+    if not question:
+        return f"Last time you mentioned {said}. {tail}".strip()
+    m = _YES_NO.match(said)
+    if m:
+        aux, subject, rest = m.groups()
+        verb = "" if aux.lower() == "do" else f"{aux.lower()} "
+        text = f"Last time you asked whether {subject.lower()} {verb}{rest}."
+    else:
+        text = f"Last time you asked: “{said[:1].upper() + said[1:]}?”"
+    return f"{text} {question_tail}".strip()
+
+
 # Small-talk topics and the words a fact about them uses.
 _RELATED = {
     "pet": "cat dog kitten puppy rabbit hamster fish bird",
@@ -164,9 +193,7 @@ def companion_reply(
         bubbles = [hello]
         remembered = memory or (memories[-1] if memories else "")
         if remembered:
-            bubbles.append(
-                f"Last time you mentioned {second_person(remembered)}. How's that going?"
-            )
+            bubbles.append(recall(remembered, "How's that going?"))
         else:
             bubbles.append(_pick(("How's your day going?", "What have you been up to?"), key))
         return bubbles
@@ -191,7 +218,7 @@ def companion_reply(
             "Do you want to tell me what happened?",
         ]
         if memory:
-            bubbles.insert(1, f"Last time you mentioned {second_person(memory)}. Is it related?")
+            bubbles.insert(1, recall(memory, "Is it related?", "Is it related?"))
         return bubbles
 
     if _POSITIVE.search(message):
@@ -202,7 +229,7 @@ def companion_reply(
         reaction = _pick(("Ooh, tell me more!", "That's interesting!", "Oh really?"), key)
     bubbles = [reaction]
     if memory:
-        bubbles.append(f"Last time you mentioned {second_person(memory)}, too.")
+        bubbles.append(recall(memory, "", ""))
     follow = ("What made you think of that?", "What about you?", "How's your day been?")
     if not message.rstrip().endswith("?"):
         follow = ("How did that make you feel?", "What happened next?", "How's your day been?")

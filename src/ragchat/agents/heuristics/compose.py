@@ -21,6 +21,17 @@ quoted, so an answer about one medicine does not borrow sentences about another;
 mentions a specific topic word (six letters or more), the documents do not cover the question
 and the answer is NO_ANSWER.
 
+Section focus: when the question asks about an aspect (treatment, symptoms, diagnosis, …;
+``ragchat.retrieve.sections``) sentences in the section that answers it (its heading path, or
+the FAQ question before them) gain ``SECTION_BONUS``, and when the lead is such a sentence the
+others come from such sections too, so "What helps with hay fever?" is not answered with
+"Children can have hay fever too". Exercise material (a "Review questions" section, prompts
+such as "Give three features of …") is never a candidate.
+
+Quoted sentences are cleaned: the speaker label goes (the citation names the speakers), and
+a dangling opener ("So a toddler might …") is dropped. A transcript citation is narrowed to the
+time range of the captions its quoted sentences come from (``quotes.narrow_citation``).
+
 Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted
 by overlap, matched-child sentences and hit rank) are embedded, together with their
 contextualised forms, in ONE ``embed_documents`` call; an embedder with a per-chunk sentence
@@ -49,9 +60,11 @@ from ragchat.agents.heuristics._text import (
     strip_speaker,
     words,
 )
+from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
 from ragchat.index.cache import embed_sentences
+from ragchat.retrieve.sections import label_aspects, question_aspects
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -86,6 +99,29 @@ _NUMBER = re.compile(
     r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
 )
 NUMERIC_BONUS = 0.08
+# A sentence in the section that answers the question's aspect ("how is X treated" → the
+# Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
+# the lead sentence is in such a section the others must be too.
+SECTION_BONUS = 0.2
+# Exercise material asks, it does not answer: "Review questions", "Exercises", "Quiz".
+_EXERCISE_HEADING = re.compile(
+    r"\b(review questions?|questions for review|exercises?|quiz|self[- ]test|test yourself"
+    r"|check your understanding|practice questions?|discussion questions?)\b",
+    re.IGNORECASE,
+)
+# "Give three features of …", "Explain how …": an exercise prompt, not an answer.
+_PROMPT = re.compile(
+    r"^(list|give|explain|describe|name|compare|contrast|define|outline|state|identify"
+    r"|discuss|suggest|predict|calculate|sketch|draw|label|trace|summari[sz]e)\b",
+    re.IGNORECASE,
+)
+# Openers that lean on a sentence the answer does not quote ("So a toddler might …").
+_CONNECTIVE = re.compile(
+    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway|however|still"
+    r"|that said|in that case|because of that|for that reason|on the other hand)\b,?\s+"
+    r"(?=\S)",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -104,6 +140,7 @@ class _Candidate:
     label: str = ""  # preceding question or heading, "" when none
     context_weight: float = 0.0  # how much the label counts, see W_CONTEXT
     in_child: bool = False  # inside the matched child chunk, not just its parent context
+    on_aspect: bool = False  # in the section that answers the question's aspect
     score: float = 0.0
     lexical: float = 0.0
 
@@ -143,9 +180,12 @@ def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
     return on_topic, False
 
 
-def _candidates(hits: Sequence[Hit], allowed: set[int] | None = None) -> list[_Candidate]:
+def _candidates(
+    hits: Sequence[Hit], allowed: set[int] | None = None, aspects: frozenset[str] = frozenset()
+) -> list[_Candidate]:
     """Answer-like sentences of every hit, each with its context: the question just before it
-    (a host's question in a transcript, an FAQ entry) or else "doc title; heading"."""
+    (a host's question in a transcript, an FAQ entry) or else "doc title; heading". Sentences
+    of exercise sections and exercise prompts are not candidates."""
     seen: set[str] = set()
     out: list[_Candidate] = []
     for rank, hit in enumerate(hits):
@@ -166,6 +206,10 @@ def _candidates(hits: Sequence[Hit], allowed: set[int] | None = None) -> list[_C
             key = " ".join(w.lower() for w in words(piece.text))
             if key in seen or len(words(piece.text)) < MIN_WORDS or _FILLER.match(piece.text):
                 continue
+            if _PROMPT.match(piece.text) or _EXERCISE_HEADING.search(
+                f"{path} {piece.heading or fallback}"
+            ):
+                continue
             seen.add(key)
             weight = W_CONTEXT
             if since_question <= QUESTION_REACH:
@@ -177,8 +221,16 @@ def _candidates(hits: Sequence[Hit], allowed: set[int] | None = None) -> list[_C
                     heading = path
                 label = "; ".join(x for x in dict.fromkeys((title, heading)) if x)
             in_child = " ".join(piece.text.split()[:6]) in child
+            section = (
+                question
+                if since_question <= QUESTION_REACH
+                else f"{path} {piece.heading or fallback}"
+            )
+            on_aspect = bool(aspects & label_aspects(section))
             out.append(
-                _Candidate(piece.text, rank, order, label, weight if label else 0.0, in_child)
+                _Candidate(
+                    piece.text, rank, order, label, weight if label else 0.0, in_child, on_aspect
+                )
             )
             per_hit += 1
             if len(out) >= MAX_CANDIDATES:
@@ -271,6 +323,20 @@ def warm_sentences(hits: Sequence[Hit], embedder: Embedder, *, batch: int = 32) 
     return count
 
 
+def _clean(sentence: str, *, lead: bool) -> str:
+    """A quoted sentence as the answer shows it: without a dangling opener ("So a toddler
+    might …" → "A toddler might …"). The speaker label is already gone (``strip_speaker``):
+    the citation names who said it. Contrastive openers ("However, …") stay after the lead."""
+    m = _CONNECTIVE.match(sentence)
+    if m is None:
+        return sentence
+    word = m.group(0).split()[0].lower().rstrip(",")
+    if not lead and word in {"however", "still", "but", "on", "that", "in", "because", "for"}:
+        return sentence
+    rest = sentence[m.end() :]
+    return rest[:1].upper() + rest[1:] if rest else sentence
+
+
 def compose_answer(
     query: str,
     hits: Sequence[Hit],
@@ -294,7 +360,7 @@ def compose_answer(
     allowed, uncovered = _focus(query, hits)
     if uncovered and require_topic:
         return _no_answer(no_answer_message, hits)
-    cands = _candidates(hits, allowed)
+    cands = _candidates(hits, allowed, question_aspects(query))
     if not cands and not require_topic:
         # A chosen passage too short to hold a sentence (a list item, a phrase) is quoted whole.
         cands = [
@@ -325,6 +391,8 @@ def compose_answer(
         c.score = W_DENSE * cos + W_LEXICAL * c.lexical + RANK_BONUS / (c.hit_rank + 1)
         if wants_number and _NUMBER.search(plain[i]):
             c.score += NUMERIC_BONUS
+        if c.on_aspect:
+            c.score += SECTION_BONUS
 
     ranking = sorted(range(len(cands)), key=lambda i: (-cands[i].score, i))
     best = cands[ranking[0]].score
@@ -338,6 +406,8 @@ def compose_answer(
         c = cands[i]
         if chosen and (c.score < max(min_sentence_score, relative_floor * best)):
             break
+        if chosen and cands[chosen[0]].on_aspect and not c.on_aspect:
+            continue  # the lead is in the section that answers: the rest comes from there too
         duplicate = any(
             float(sent_vecs[i] @ sent_vecs[j]) > DUP_COSINE
             or _jaccard(stems[i], stems[j]) > DUP_JACCARD
@@ -368,12 +438,18 @@ def compose_answer(
     numbers: dict[int, int] = {}
     citations: list[Citation] = []
     sentences: list[tuple[str, int]] = []
+    quoted: dict[int, list[str]] = {}
     for i in ordered:
         rank = cands[i].hit_rank
         if rank not in numbers:
             numbers[rank] = len(numbers) + 1
             citations.append(citation_from_hit(hits[rank], numbers[rank]))
-        sentences.append((cands[i].text, numbers[rank]))
+        sentences.append((_clean(plain[i], lead=not sentences), numbers[rank]))
+        quoted.setdefault(rank, []).append(plain[i])
+    citations = [
+        narrow_citation(c, hits[rank], quoted[rank])
+        for c, rank in zip(citations, numbers, strict=True)
+    ]
 
     text = " ".join(_with_marker(s, n) for s, n in sentences)
     if disclaimer.strip():

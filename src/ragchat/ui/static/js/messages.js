@@ -34,17 +34,33 @@ function shortTs(ts) {
   return hh ? `${hh}:${mm}:${ss}` : `${parseInt(mm, 10)}:${ss}`;
 }
 
-function chipLabel(c) {
+/** Where in its document a citation is, as short as possible: time range, page, section. */
+function chipWhere(c) {
+  if (c.start_ts || c.end_ts) return [c.start_ts, c.end_ts].filter(Boolean).map(shortTs).join("–");
+  if (c.page !== null && c.page !== undefined) return `p. ${c.page}`;
+  if (c.section_path && c.section_path.length) return c.section_path.at(-1);
+  return c.location || "";
+}
+
+/** A chip's label. Chips of one document lead with their place ("1:02–1:20 · Toddler sleep
+ * talk"), so a truncated label still tells them apart; a lone source leads with its name. */
+export function chipLabel(c, shared = false) {
   const name = c.title || c.source || "Source";
-  const where = c.section_path && c.section_path.length ? c.section_path.at(-1) : citationWhere(c);
-  return where && where !== name ? `${name} · ${where}` : name;
+  const where = chipWhere(c);
+  if (!where || where === name) return name;
+  return shared ? `${where} · ${name}` : `${name} · ${where}`;
 }
 
 function sources(citations, onCite) {
   if (!citations || !citations.length) return null;
   const list = h("ul", { class: "chips", "aria-label": "Sources" });
+  const count = new Map();
   for (const c of citations) {
-    const label = chipLabel(c);
+    const key = c.title || c.source || "";
+    count.set(key, (count.get(key) || 0) + 1);
+  }
+  for (const c of citations) {
+    const label = chipLabel(c, count.get(c.title || c.source || "") > 1);
     list.append(
       h(
         "li",

@@ -44,11 +44,14 @@ function selectionIn(root) {
 }
 
 export function openSource(citation) {
+  // A quoting answer names the words it quoted (for a transcript: the cues of its time range);
+  // those are the passage shown, otherwise the whole cited passage is fetched below.
+  const quoted = Boolean(citation.quote);
   const passage = h("blockquote", {
     class: "passage",
     tabindex: "0",
-    "aria-label": "Cited passage",
-    text: passageText(citation.preview) || "(no text)",
+    "aria-label": quoted ? "Quoted words" : "Cited passage",
+    text: passageText(quoted ? citation.quote : citation.preview) || "(no text)",
   });
   const dl = h("dl", { class: "kv" });
   for (const [k, v] of metaRows(citation)) dl.append(h("dt", { text: k }), h("dd", { text: v }));
@@ -153,7 +156,7 @@ export function openSource(citation) {
     onClose: () => document.removeEventListener("selectionchange", onSelection),
   });
   // A citation carries a preview; replace it with the whole passage when the server has it.
-  if (citation.chunk_id) {
+  if (citation.chunk_id && !quoted) {
     api
       .passage(citation.chunk_id)
       .then((full) => {
