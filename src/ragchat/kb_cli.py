@@ -131,8 +131,9 @@ def kb_migrate(
 
 
 def health(data_dir: DataDir = None) -> None:
-    """What this installation runs with: the models, the language model backend and the
-    knowledge bases, each in one plain line (nothing is loaded; exit 0)."""
+    """What this installation runs with: models, LLM backend, knowledge bases.
+
+    One plain line each; nothing is loaded (exit 0)."""
     from ragchat.index import stores
     from ragchat.retrieve.rerank import reranker_status
 
