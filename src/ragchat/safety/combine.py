@@ -50,6 +50,30 @@ def strictest(verdicts: Sequence[SafetyVerdict]) -> SafetyVerdict:
     )
 
 
+async def gather_verdicts(
+    classifiers: Sequence[SafetyClassifier], text: str, history: Sequence[tuple[str, str]]
+) -> list[SafetyVerdict]:
+    """Every classifier's verdict, run concurrently. One that raises is logged and left out; if
+    all raise, the first error propagates. Failing test doubles (``AssertionError``) and
+    cancellation are never swallowed."""
+    results = await asyncio.gather(
+        *(c.classify(text, history) for c in classifiers), return_exceptions=True
+    )
+    verdicts: list[SafetyVerdict] = []
+    errors: list[Exception] = []
+    for classifier, result in zip(classifiers, results, strict=True):
+        if isinstance(result, SafetyVerdict):
+            verdicts.append(result)
+        elif isinstance(result, Exception) and not isinstance(result, AssertionError):
+            log.error("safety: %s failed: %r", type(classifier).__name__, result)
+            errors.append(result)
+        else:
+            raise result
+    if not verdicts:
+        raise errors[0]
+    return verdicts
+
+
 class StrictestOf:
     """Runs every classifier concurrently; the strictest verdict wins. A classifier that
     raises is logged and left out; if all raise, the first error propagates. Failing test
@@ -61,19 +85,4 @@ class StrictestOf:
         self.classifiers = tuple(classifiers)
 
     async def classify(self, text: str, history: Sequence[tuple[str, str]] = ()) -> SafetyVerdict:
-        results = await asyncio.gather(
-            *(c.classify(text, history) for c in self.classifiers), return_exceptions=True
-        )
-        verdicts: list[SafetyVerdict] = []
-        errors: list[Exception] = []
-        for classifier, result in zip(self.classifiers, results, strict=True):
-            if isinstance(result, SafetyVerdict):
-                verdicts.append(result)
-            elif isinstance(result, Exception) and not isinstance(result, AssertionError):
-                log.error("safety: %s failed: %r", type(classifier).__name__, result)
-                errors.append(result)
-            else:
-                raise result
-        if not verdicts:
-            raise errors[0]
-        return strictest(verdicts)
+        return strictest(await gather_verdicts(self.classifiers, text, history))

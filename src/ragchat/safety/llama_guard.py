@@ -25,6 +25,7 @@ from ragchat.safety.base import (
     most_severe,
     validate_categories,
 )
+from ragchat.safety.combine import gather_verdicts
 
 log = logging.getLogger(__name__)
 
@@ -199,21 +200,7 @@ class CombinedClassifier:
         self.classifiers = tuple(classifiers)
 
     async def classify(self, text: str, history: Sequence[tuple[str, str]] = ()) -> SafetyVerdict:
-        results = await asyncio.gather(
-            *(c.classify(text, history) for c in self.classifiers), return_exceptions=True
-        )
-        verdicts: list[SafetyVerdict] = []
-        errors: list[BaseException] = []
-        for classifier, result in zip(self.classifiers, results, strict=True):
-            if isinstance(result, SafetyVerdict):
-                verdicts.append(result)
-            elif isinstance(result, Exception) and not isinstance(result, AssertionError):
-                log.error("safety: %s failed: %r", type(classifier).__name__, result)
-                errors.append(result)
-            else:  # failing test doubles, cancellation: not ours to swallow
-                raise result
-        if not verdicts:
-            raise errors[0]
+        verdicts = await gather_verdicts(self.classifiers, text, history)
         for verdict in verdicts:
             if not verdict.safe:
                 return verdict
