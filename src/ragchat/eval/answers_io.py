@@ -66,7 +66,8 @@ def app_config(
     return config, name
 
 
-def _fmt(value: Any, pct: bool = False) -> str:
+def fmt_cell(value: Any, pct: bool = False) -> str:
+    """A metric cell: 4 decimals, or a percentage; "—" when there is none."""
     if value is None:
         return "—"
     return f"{100 * value:.1f}%" if pct else f"{value:.4f}"
@@ -82,18 +83,18 @@ def print_answers(run: AnswerRun, console: Console) -> None:
     table.add_column("value", justify="right")
     rows: list[tuple[str, str]] = [
         ("answered", f"{s['answered']}/{s['questions']}"),
-        ("NO_ANSWER rate", _fmt(s["no_answer_rate"], True)),
-        ("ROUGE-L F1 (answered)", _fmt(s["rougeL_f1"])),
-        ("ROUGE-L F1 (all, NO_ANSWER = 0)", _fmt(s["rougeL_f1_all"])),
-        ("embedding similarity (answered)", _fmt(s["similarity"])),
-        ("citations all valid", _fmt(s["citations_valid_rate"], True)),
-        ("≥1 citation", _fmt(s["cited_rate"], True)),
-        ("groundedness", _fmt(s["groundedness"], True)),
+        ("NO_ANSWER rate", fmt_cell(s["no_answer_rate"], True)),
+        ("ROUGE-L F1 (answered)", fmt_cell(s["rougeL_f1"])),
+        ("ROUGE-L F1 (all, NO_ANSWER = 0)", fmt_cell(s["rougeL_f1_all"])),
+        ("embedding similarity (answered)", fmt_cell(s["similarity"])),
+        ("citations all valid", fmt_cell(s["citations_valid_rate"], True)),
+        ("≥1 citation", fmt_cell(s["cited_rate"], True)),
+        ("groundedness", fmt_cell(s["groundedness"], True)),
     ]
     if "evidence_hit_rate" in s:
-        rows.append(("evidence hit (own abstract)", _fmt(s["evidence_hit_rate"], True)))
+        rows.append(("evidence hit (own abstract)", fmt_cell(s["evidence_hit_rate"], True)))
     if "gold_cited_rate" in s:
-        rows.append(("gold cited (reference document cited)", _fmt(s["gold_cited_rate"], True)))
+        rows.append(("gold cited (reference document cited)", fmt_cell(s["gold_cited_rate"], True)))
     lat = s["latency_ms"]
     rows.append(("latency p50 / p95 / max", f"{lat['p50']:.0f} / {lat['p95']:.0f} / "
                  f"{lat['max']:.0f} ms"))  # fmt: skip

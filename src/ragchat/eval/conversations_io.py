@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragchat.eval.answers_io import fmt_cell
 from ragchat.eval.conversations import GROUPS, QUERY_KINDS, ConversationRun
 
 RETRIEVAL_COLUMNS = ("nDCG@10", "MRR@10", "R@1", "R@5", "R@10", "R@100")
@@ -19,12 +20,6 @@ _KIND_LABEL = {
     "raw": "raw message (lower bound)",
     "topic": "topic written in (upper bound)",
 }
-
-
-def _fmt(value: Any, pct: bool = False) -> str:
-    if value is None:
-        return "—"
-    return f"{100 * value:.1f}%" if pct else f"{value:.4f}"
 
 
 def print_conversations(run: ConversationRun, console: Console) -> None:
@@ -45,11 +40,11 @@ def print_conversations(run: ConversationRun, console: Console) -> None:
                 group,
                 _KIND_LABEL[kind],
                 str(int(m["turns"])),
-                *(_fmt(m[c]) for c in RETRIEVAL_COLUMNS),
+                *(fmt_cell(m[c]) for c in RETRIEVAL_COLUMNS),
             )
         if "agent_vs_topic_ndcg" in s[group]:
             retrieval.add_row(
-                group, "agent / topic nDCG@10", "", _fmt(s[group]["agent_vs_topic_ndcg"], True)
+                group, "agent / topic nDCG@10", "", fmt_cell(s[group]["agent_vs_topic_ndcg"], True)
             )
         retrieval.add_section()
     console.print(retrieval)
@@ -63,11 +58,11 @@ def print_conversations(run: ConversationRun, console: Console) -> None:
         cells = []
         for group in GROUPS:
             a = s[group]["answers"]
-            cells.append(_fmt(a.get(key) if a else None, pct))
+            cells.append(fmt_cell(a.get(key) if a else None, pct))
         answers.add_row(name, *cells)
 
     answers.add_row("turns", *(str(s[g]["turns"]) for g in GROUPS))
-    answers.add_row("agent searched", *(_fmt(s[g]["searched_rate"], True) for g in GROUPS))
+    answers.add_row("agent searched", *(fmt_cell(s[g]["searched_rate"], True) for g in GROUPS))
     row("NO_ANSWER rate", "no_answer_rate", True)
     row("ROUGE-L F1 (answered, with reference)", "rougeL_f1")
     row("embedding similarity (answered, with reference)", "similarity")
