@@ -20,6 +20,19 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("RAGCHAT_BENCH_DATA", REPO.parent / "shared" / "data"))
 CACHE = Path(os.environ.get("RAGCHAT_BENCH_CACHE", "/tmp/ragchat-bench"))
 RESULT_TAG = "BENCH_RESULT "
+# (question, agent) over the bundled sample knowledge bases, for the turn-latency benchmarks.
+SAMPLE_QUESTIONS = [
+    ("What are the side effects of ibuprofen?", "medical"),
+    ("How much sleep does a toddler need?", "parenting"),
+    ("How is cardiac output calculated?", "tutor"),
+    ("Can I take amoxicillin if I am allergic to penicillin?", "medical"),
+    ("What should I do about tantrums at bedtime?", "parenting"),
+    ("What does bile do in digestion?", "tutor"),
+    ("What is a normal blood pressure?", "medical"),
+    ("When do babies start to crawl?", "parenting"),
+    ("What helps with hay fever?", "medical"),
+    ("Why are alveoli well suited to gas exchange?", "tutor"),
+]
 
 
 def read_jsonl(path: Path, limit: int | None = None) -> list[dict[str, Any]]:

@@ -22,22 +22,13 @@ import statistics
 import sys
 import time
 
-from _common import sample_engine
+from _common import SAMPLE_QUESTIONS, sample_engine
 
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.events import TokenEvent
 from ragchat.agents.types import ConversationState, TurnOptions
 
-QUESTIONS = [
-    ("What are the side effects of ibuprofen?", "medical"),
-    ("How much sleep does a toddler need?", "parenting"),
-    ("How is cardiac output calculated?", "tutor"),
-    ("Can I take amoxicillin if I am allergic to penicillin?", "medical"),
-    ("What should I do about tantrums at bedtime?", "parenting"),
-    ("What does bile do in digestion?", "tutor"),
-    ("What is a normal blood pressure?", "medical"),
-    ("When do babies start to crawl?", "parenting"),
-]
+QUESTIONS = SAMPLE_QUESTIONS[:8]  # the eight its recorded figures were measured with
 
 
 GAPS: list[float] = []  # longest pause between two tokens of one turn, per streamed turn

@@ -41,20 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from _common import REPO, pct
+from _common import REPO, SAMPLE_QUESTIONS, pct
 
-QUESTIONS = [
-    ("What are the side effects of ibuprofen?", "medical"),
-    ("How much sleep does a toddler need?", "parenting"),
-    ("How is cardiac output calculated?", "tutor"),
-    ("Can I take amoxicillin if I am allergic to penicillin?", "medical"),
-    ("What should I do about tantrums at bedtime?", "parenting"),
-    ("What does bile do in digestion?", "tutor"),
-    ("What is a normal blood pressure?", "medical"),
-    ("When do babies start to crawl?", "parenting"),
-    ("What helps with hay fever?", "medical"),
-    ("Why are alveoli well suited to gas exchange?", "tutor"),
-]
+QUESTIONS = SAMPLE_QUESTIONS
 
 # Questions asked once each in the measured turns, so no turn finds its message cached; the
 # chunks they retrieve recur, as on a server that has been answering for a while.
