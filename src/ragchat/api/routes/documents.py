@@ -92,19 +92,22 @@ async def upload_documents(
 async def list_documents(name: str, me: CurrentUser, state: State) -> list[DocumentOut]:
     check_kb_name(name)
     views = await run_sync(state.documents.visible, me.user_id, name)
-    return [
-        DocumentOut(
-            doc_id=v.row.doc_id,
-            title=v.shown_to(me.user_id)[1],
-            file=v.shown_to(me.user_id)[0],
-            kind=v.row.kind,
-            chunks=v.row.n_children,
-            sections=v.row.n_sections,
-            added_at=v.row.added_at,
-            shared=v.shared,
+    out = []
+    for v in views:
+        file, title = v.shown_to(me.user_id)
+        out.append(
+            DocumentOut(
+                doc_id=v.row.doc_id,
+                title=title,
+                file=file,
+                kind=v.row.kind,
+                chunks=v.row.n_children,
+                sections=v.row.n_sections,
+                added_at=v.row.added_at,
+                shared=v.shared,
+            )
         )
-        for v in views
-    ]
+    return out
 
 
 @router.delete(
