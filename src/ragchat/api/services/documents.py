@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from ragchat.api.errors import ApiError
 from ragchat.index.base import Catalogue
 from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
+from ragchat.index.worker import Ingester
 from ragchat.index.kb import validate_name
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
@@ -29,6 +29,7 @@ from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
+from .jobs import FairJobQueue
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +68,17 @@ class DocumentService:
         settings: Settings,
         store: Store,
         access: DocumentAccess,
-        executor: Executor,
+        jobs: FairJobQueue,
+        ingester: Ingester = ingest_paths,
     ) -> None:
+        """``jobs``: the fair queue upload jobs wait in; ``ingester``: ``ingest_paths`` or a
+        stand-in with its signature (``index/worker.py`` runs it in a child process)."""
         self.settings = settings
         self.store = store
         self.access = access
         self.registry = access.registry
-        self.executor = executor
+        self.jobs = jobs
+        self.ingester = ingester
         self.uploads = access.uploads
 
     # -- ownership -----------------------------------------------------------------------------
@@ -131,7 +136,7 @@ class DocumentService:
 
     def start_job(self, user_id: str, kb: str, paths: Sequence[Path]) -> JobRow:
         job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
-        self.executor.submit(self.run_job, job.id, kb, list(paths))
+        self.jobs.submit(user_id, self.run_job, job.id, kb, list(paths))
         return job
 
     def fail_interrupted_jobs(self) -> int:
@@ -153,7 +158,7 @@ class DocumentService:
         try:
             with self.registry.writing(kb, create=True) as target:
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
-                report = ingest_paths(
+                report = self.ingester(
                     target, paths, Chunker(self.settings.chunking), progress=progress
                 )
                 doc_ids = {p.name: _docs_of_bytes(target.store, file_key(p)) for p in paths}

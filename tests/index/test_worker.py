@@ -1,0 +1,125 @@
+"""Ingestion in a child process (``index/worker.py``): the work happens in another process,
+its result lands in the parent's knowledge base exactly as an in-process ingest would, and a
+child that dies fails the call cleanly without touching the knowledge base."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ragchat.errors import IngestError
+from ragchat.index.base import Matrix
+from ragchat.index.fake import HashingEmbedder
+from ragchat.index.ingestion import ingest_paths
+from ragchat.index.kb import KnowledgeBase
+from ragchat.index.worker import IngestWorkerError, ProcessIngester
+from ragchat.ingest.chunking import Chunker
+from ragchat.settings import ApiSettings, ChunkingSettings, Settings
+
+PAGE = """# Quokkas
+Quokkas are small wallabies from Rottnest Island. They eat leaves and grasses.
+## Water
+They survive long periods without water by getting moisture from plants.
+"""
+
+
+class PidEmbedder(HashingEmbedder):
+    """The hashing fake that leaves a file named after each process that embeds documents;
+    when ``<marks>/die`` exists, a process other than its creator's is killed instead."""
+
+    def __init__(self, marks: Path) -> None:
+        super().__init__()
+        self.marks = marks
+        self.creator = os.getpid()
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        (self.marks / f"pid-{os.getpid()}").touch()
+        if os.getpid() != self.creator and (self.marks / "die").exists():
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().embed_documents(texts, progress=progress)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> list[Path]:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "quokka.md").write_text(PAGE)
+    (folder / "sleep.txt").write_text("Toddlers need about eleven hours of sleep at night.\n")
+    (folder / "broken.pdf").write_bytes(b"not a pdf at all")
+    return sorted(folder.iterdir())
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    path = tmp_path / "marks"
+    path.mkdir()
+    return path
+
+
+def _ingester(tmp_path: Path, marks: Path) -> ProcessIngester:
+    settings = Settings(data_dir=tmp_path / "data", api=ApiSettings(ingest_runner="process"))
+    return ProcessIngester(settings, embedder=PidEmbedder(marks))
+
+
+def test_a_child_process_ingests_and_the_result_lands_like_in_process(
+    tmp_path: Path, docs: list[Path], marks: Path
+) -> None:
+    root = tmp_path / "kbs"
+    kb = KnowledgeBase.open_or_create(root, "remote", HashingEmbedder())
+    events: list[tuple[str, int, int]] = []
+    report = _ingester(tmp_path, marks)(
+        kb, docs, Chunker(ChunkingSettings()), progress=lambda *e: events.append(e)
+    )
+    pids = {p.name for p in marks.iterdir()}
+    assert pids and f"pid-{os.getpid()}" not in pids  # embedded elsewhere, not here
+
+    local = KnowledgeBase.open_or_create(root, "local", HashingEmbedder())
+    expected = ingest_paths(local, docs, Chunker(ChunkingSettings()))
+    assert (report.added_files, report.documents, report.children) == (
+        expected.added_files,
+        expected.documents,
+        expected.children,
+    )
+    assert report.children > 0 and kb.child_count() == report.children
+    assert [type(e) for e in report.errors] == [type(e) for e in expected.errors]
+    assert isinstance(report.errors[0], IngestError) and report.errors[0].source.endswith(
+        "broken.pdf"
+    )
+    assert events[-1][0] == "embed" and events[-1][1] == events[-1][2] == report.children
+    kb.close()
+    reopened = KnowledgeBase.open(root, "remote", HashingEmbedder())  # saved to disk
+    same = [c.chunk_id for c in local.store.iter_children()]
+    assert [c.chunk_id for c in reopened.store.iter_children()] == same
+    assert reopened.bm25_search("quokkas water", 1)[0][0] == local.bm25_search("quokkas water", 1)[0][0]
+
+
+def test_a_child_that_dies_fails_the_call_and_leaves_the_kb_alone(
+    tmp_path: Path, docs: list[Path], marks: Path
+) -> None:
+    kb = KnowledgeBase.open_or_create(tmp_path / "kbs", "kb", HashingEmbedder())
+    (marks / "die").touch()
+    with pytest.raises(IngestWorkerError, match="killed by signal 9"):
+        _ingester(tmp_path, marks)(kb, docs, Chunker(ChunkingSettings()))
+    assert kb.child_count() == 0 and kb.store.document_count() == 0
+    (marks / "die").unlink()  # the next job gets a fresh child
+    report = _ingester(tmp_path, marks)(kb, docs, Chunker(ChunkingSettings()))
+    assert kb.child_count() == report.children > 0
+
+
+def test_a_progress_callback_that_raises_stops_the_child(
+    tmp_path: Path, docs: list[Path], marks: Path
+) -> None:
+    """How a job is cancelled: the parent's callback raises, the child is killed."""
+    kb = KnowledgeBase.open_or_create(tmp_path / "kbs", "kb", HashingEmbedder())
+
+    def cancel(stage: str, done: int, total: int) -> None:
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        _ingester(tmp_path, marks)(kb, docs, Chunker(ChunkingSettings()), progress=cancel)
+    assert kb.child_count() == 0
+    assert not [p for p in marks.iterdir()]  # stopped before embedding anything
