@@ -38,12 +38,15 @@ import httpx
 from _common import REPO, pct
 from bench_latency import fresh_questions
 
-WORDS = (
-    "the patient doctor said we should look at blood pressure sleep toddler school lunch "
-    "morning evening meeting project budget river mountain weather rain sunny plan next week "
-    "because really think maybe report results team question answer about little more time"
-).split()
-SMALL_NOTE = b"# Quokka care\n\nQuokkas eat leaves, grasses and Guichenotia; they need little water.\n"
+_VOCAB = (
+    "the patient doctor said we should look at blood pressure sleep toddler school lunch",
+    "morning evening meeting project budget river mountain weather rain sunny plan next week",
+    "because really think maybe report results team question answer about little more time",
+)
+WORDS = [word for line in _VOCAB for word in line.split()]
+SMALL_NOTE = (
+    b"# Quokka care\n\nQuokkas eat leaves, grasses and Guichenotia; they need little water.\n"
+)
 
 
 def synthetic_vtt(cues: int, seed: int = 18) -> bytes:

@@ -5,38 +5,20 @@ server path, and the server goes on serving and ingesting."""
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
-from ragchat.index.base import Matrix
-from ragchat.index.fake import HashingEmbedder
+from ragchat.index.fake import ProcessMarkingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
 from .fakes import FakeEngine
 from .test_documents import NOTE, wait_for
 
 
-class ChildPidEmbedder(HashingEmbedder):
-    """Marks each process that embeds documents; with ``<marks>/die`` present, a process other
-    than its creator's is killed instead (an out-of-memory kill, a segfault in a parser)."""
-
-    def __init__(self, marks: Path) -> None:
-        super().__init__()
-        self.marks = marks
-        self.creator = os.getpid()
-
-    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
-        (self.marks / f"pid-{os.getpid()}").touch()
-        if os.getpid() != self.creator and (self.marks / "die").exists():
-            os.kill(os.getpid(), signal.SIGKILL)
-        return super().embed_documents(texts, progress=progress)
-
-
-def _upload(client: TestClient, name: str) -> dict:  # type: ignore[type-arg]
+def _upload(client: TestClient, name: str) -> dict[str, Any]:
     r = client.post("/kb/notes/documents", files=[("files", (name, NOTE, "text/markdown"))])
     assert r.status_code == 202, r.text
     return wait_for(client, r.json()["job_id"])
@@ -50,7 +32,7 @@ def test_a_worker_crash_fails_its_job_and_the_next_upload_lands(tmp_path: Path) 
         api=ApiSettings(rate_limit_per_minute=10_000, ingest_runner="process"),
     )
     app = create_app(
-        settings, engine=FakeEngine(), embedder=ChildPidEmbedder(marks), bootstrap=False
+        settings, engine=FakeEngine(), embedder=ProcessMarkingEmbedder(marks), bootstrap=False
     )
     with TestClient(app) as client:
         (marks / "die").touch()

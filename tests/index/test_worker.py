@@ -5,16 +5,13 @@ child that dies fails the call cleanly without touching the knowledge base."""
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from ragchat.errors import IngestError
-from ragchat.index.base import Matrix
-from ragchat.index.fake import HashingEmbedder
-from ragchat.index.ingestion import ingest_paths
+from ragchat.index.fake import HashingEmbedder, ProcessMarkingEmbedder
+from ragchat.index.ingestion import IngestReport, Progress, ingest_paths
 from ragchat.index.kb import KnowledgeBase
 from ragchat.index.worker import IngestWorkerError, ProcessIngester
 from ragchat.ingest.chunking import Chunker
@@ -25,22 +22,6 @@ Quokkas are small wallabies from Rottnest Island. They eat leaves and grasses.
 ## Water
 They survive long periods without water by getting moisture from plants.
 """
-
-
-class PidEmbedder(HashingEmbedder):
-    """The hashing fake that leaves a file named after each process that embeds documents;
-    when ``<marks>/die`` exists, a process other than its creator's is killed instead."""
-
-    def __init__(self, marks: Path) -> None:
-        super().__init__()
-        self.marks = marks
-        self.creator = os.getpid()
-
-    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
-        (self.marks / f"pid-{os.getpid()}").touch()
-        if os.getpid() != self.creator and (self.marks / "die").exists():
-            os.kill(os.getpid(), signal.SIGKILL)
-        return super().embed_documents(texts, progress=progress)
 
 
 @pytest.fixture
@@ -60,9 +41,17 @@ def marks(tmp_path: Path) -> Path:
     return path
 
 
-def _ingester(tmp_path: Path, marks: Path) -> ProcessIngester:
+def _ingest(
+    tmp_path: Path,
+    marks: Path,
+    kb: KnowledgeBase,
+    paths: list[Path],
+    progress: Progress | None = None,
+) -> IngestReport:
     settings = Settings(data_dir=tmp_path / "data", api=ApiSettings(ingest_runner="process"))
-    return ProcessIngester(settings, embedder=PidEmbedder(marks))
+    ingester = ProcessIngester(settings, embedder=ProcessMarkingEmbedder(marks))
+    with ingester.session(paths, Chunker(ChunkingSettings()), progress=progress) as ingest:
+        return ingest(kb)
 
 
 def test_a_child_process_ingests_and_the_result_lands_like_in_process(
@@ -71,9 +60,7 @@ def test_a_child_process_ingests_and_the_result_lands_like_in_process(
     root = tmp_path / "kbs"
     kb = KnowledgeBase.open_or_create(root, "remote", HashingEmbedder())
     events: list[tuple[str, int, int]] = []
-    report = _ingester(tmp_path, marks)(
-        kb, docs, Chunker(ChunkingSettings()), progress=lambda *e: events.append(e)
-    )
+    report = _ingest(tmp_path, marks, kb, docs, progress=lambda *e: events.append(e))
     pids = {p.name for p in marks.iterdir()}
     assert pids and f"pid-{os.getpid()}" not in pids  # embedded elsewhere, not here
 
@@ -89,12 +76,17 @@ def test_a_child_process_ingests_and_the_result_lands_like_in_process(
     assert isinstance(report.errors[0], IngestError) and report.errors[0].source.endswith(
         "broken.pdf"
     )
-    assert events[-1][0] == "embed" and events[-1][1] == events[-1][2] == report.children
+    stages = [e[0] for e in events]
+    assert stages.index("read") < stages.index("embed") < stages.index("save")
+    assert events[-1][0] == "save" and events[-1][1] == events[-1][2] == report.children
     kb.close()
     reopened = KnowledgeBase.open(root, "remote", HashingEmbedder())  # saved to disk
     same = [c.chunk_id for c in local.store.iter_children()]
     assert [c.chunk_id for c in reopened.store.iter_children()] == same
-    assert reopened.bm25_search("quokkas water", 1)[0][0] == local.bm25_search("quokkas water", 1)[0][0]
+    assert (
+        reopened.bm25_search("quokkas water", 1)[0][0]
+        == local.bm25_search("quokkas water", 1)[0][0]
+    )
 
 
 def test_a_child_that_dies_fails_the_call_and_leaves_the_kb_alone(
@@ -103,10 +95,10 @@ def test_a_child_that_dies_fails_the_call_and_leaves_the_kb_alone(
     kb = KnowledgeBase.open_or_create(tmp_path / "kbs", "kb", HashingEmbedder())
     (marks / "die").touch()
     with pytest.raises(IngestWorkerError, match="killed by signal 9"):
-        _ingester(tmp_path, marks)(kb, docs, Chunker(ChunkingSettings()))
+        _ingest(tmp_path, marks, kb, docs)
     assert kb.child_count() == 0 and kb.store.document_count() == 0
     (marks / "die").unlink()  # the next job gets a fresh child
-    report = _ingester(tmp_path, marks)(kb, docs, Chunker(ChunkingSettings()))
+    report = _ingest(tmp_path, marks, kb, docs)
     assert kb.child_count() == report.children > 0
 
 
@@ -120,6 +112,6 @@ def test_a_progress_callback_that_raises_stops_the_child(
         raise KeyboardInterrupt("stop")
 
     with pytest.raises(KeyboardInterrupt):
-        _ingester(tmp_path, marks)(kb, docs, Chunker(ChunkingSettings()), progress=cancel)
+        _ingest(tmp_path, marks, kb, docs, progress=cancel)
     assert kb.child_count() == 0
     assert not [p for p in marks.iterdir()]  # stopped before embedding anything

@@ -4,9 +4,12 @@ trigram counts. Similar texts get similar vectors, which is all the tests need."
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import signal
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -49,3 +52,21 @@ class HashingEmbedder:
         self.calls += 1
         self.embedded[text] += 1
         return self._one(text)
+
+
+class ProcessMarkingEmbedder(HashingEmbedder):
+    """The hashing fake for tests of ingestion in a child process (``index/worker.py``): each
+    process that embeds documents leaves an empty file ``pid-<pid>`` in ``marks``; while
+    ``marks/die`` exists, a process other than its creator's is killed (SIGKILL) instead, as
+    an out-of-memory kill or a parser's crash would. Shipped here so a child can unpickle it."""
+
+    def __init__(self, marks: Path) -> None:
+        super().__init__()
+        self.marks = Path(marks)
+        self.creator = os.getpid()
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        (self.marks / f"pid-{os.getpid()}").touch()
+        if os.getpid() != self.creator and (self.marks / "die").exists():
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().embed_documents(texts, progress=progress)

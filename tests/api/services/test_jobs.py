@@ -11,8 +11,15 @@ from ragchat.api.services.jobs import FairJobQueue
 def test_users_take_turns_one_job_each() -> None:
     queue = FairJobQueue(slots=1)
     order: list[str] = []
-    gate = threading.Event()
-    first = queue.submit("a", lambda: (gate.wait(10), order.append("a1")))
+    started, gate = threading.Event(), threading.Event()
+
+    def first_job() -> None:
+        started.set()
+        gate.wait(10)
+        order.append("a1")
+
+    first = queue.submit("a", first_job)
+    assert started.wait(10)
     for user, job in [("a", "a2"), ("a", "a3"), ("b", "b1"), ("c", "c1"), ("b", "b2")]:
         queue.submit(user, order.append, job)
     assert queue.pending() == 5
@@ -45,7 +52,12 @@ def test_a_small_upload_does_not_wait_for_another_users_big_one() -> None:
 def test_shutdown_cancels_queued_jobs_and_lets_the_running_one_finish() -> None:
     queue = FairJobQueue(slots=1)
     started, release = threading.Event(), threading.Event()
-    running = queue.submit("a", lambda: (started.set(), release.wait(10))[1])
+
+    def long_job() -> bool:
+        started.set()
+        return release.wait(10)
+
+    running = queue.submit("a", long_job)
     assert started.wait(10)
     queued = queue.submit("b", lambda: "never")
     stopper = threading.Thread(target=queue.shutdown, kwargs={"cancel_futures": True})

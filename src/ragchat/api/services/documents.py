@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
+from ragchat.errors import RagchatError
 from ragchat.index.base import Catalogue
-from ragchat.index.ingestion import IngestReport, file_key, ingest_paths
-from ragchat.index.worker import Ingester
+from ragchat.index.ingestion import IngestReport, file_key
 from ragchat.index.kb import validate_name
+from ragchat.index.worker import Ingester, InProcessIngester
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 from ragchat.settings import Settings
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 _PROGRESS_EVERY_S = 0.25
 # Share of the job's progress bar per ingestion stage (reading files, then embedding chunks).
-_STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95)}
+_STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95), "save": (0.95, 0.95)}
 INTERRUPTED_JOB_MESSAGE = (
     "interrupted: the server restarted before this upload was ingested; upload the file again"
 )
@@ -69,16 +70,16 @@ class DocumentService:
         store: Store,
         access: DocumentAccess,
         jobs: FairJobQueue,
-        ingester: Ingester = ingest_paths,
+        ingester: Ingester | None = None,
     ) -> None:
-        """``jobs``: the fair queue upload jobs wait in; ``ingester``: ``ingest_paths`` or a
-        stand-in with its signature (``index/worker.py`` runs it in a child process)."""
+        """``jobs``: the fair queue upload jobs wait in; ``ingester``: where they parse and
+        embed (``index/worker.py``: a child process, or this one by default)."""
         self.settings = settings
         self.store = store
         self.access = access
         self.registry = access.registry
         self.jobs = jobs
-        self.ingester = ingester
+        self.ingester = ingester or InProcessIngester()
         self.uploads = access.uploads
 
     # -- ownership -----------------------------------------------------------------------------
@@ -156,11 +157,19 @@ class DocumentService:
         self.store.update_job(job_id, status="running", message="reading files")
         progress = _JobProgress(self.store, job_id)
         try:
-            with self.registry.writing(kb, create=True) as target:
+            # The files are parsed and embedded on entering the session, before the writer
+            # lock: another upload to this knowledge base waits only for the save.
+            with (
+                self.ingester.session(
+                    paths,
+                    Chunker(self.settings.chunking),
+                    progress=progress,
+                    current_sha=lambda key: self._current_sha(kb, key),
+                ) as ingest,
+                self.registry.writing(kb, create=True) as target,
+            ):
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
-                report = self.ingester(
-                    target, paths, Chunker(self.settings.chunking), progress=progress
-                )
+                report = ingest(target)
                 doc_ids = {p.name: _docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
                     d
@@ -190,6 +199,14 @@ class DocumentService:
             result=result,
         )
         log.info("ingestion job %s %s: %s", job_id, status, message)
+
+    def _current_sha(self, kb: str, key: str) -> str | None:
+        """The bytes' hash the live knowledge base holds for a file (None: not there)."""
+        try:
+            with self.registry.reading(kb) as live:
+                return live.store.file_sha(key)
+        except RagchatError:  # no such knowledge base yet
+            return None
 
     # -- deletion ------------------------------------------------------------------------------
     def delete(self, user_id: str, kb: str, doc_id: str) -> None:
