@@ -50,12 +50,12 @@ SMALL_NOTE = (
 
 
 def synthetic_vtt(cues: int, seed: int = 18) -> bytes:
-    """``cues`` captions of 6-9 words with two speakers, one second each (~76 bytes a cue)."""
+    """``cues`` captions of 5-8 words with two speakers, one second each (~76 bytes a cue)."""
     rng = random.Random(seed)
     lines = ["WEBVTT", ""]
     for i in range(cues):
         start, end = i, i + 1
-        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 9)))
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 8)))
         lines.append(f"{_ts(start)} --> {_ts(end)}")
         lines.append(f"<v {'Ann' if i % 7 < 4 else 'Bob'}>{text}")
         lines.append("")
@@ -82,7 +82,9 @@ def start_server(src: Path, port: int, runner: str, slots: int) -> subprocess.Po
         RAGCHAT_LOG_LEVEL="WARNING",
     )
     cmd = [sys.executable, "-c", "from ragchat.cli import main; main()", "serve"]
-    proc = subprocess.Popen([*cmd, "--port", str(port)], env=env, cwd=data)
+    proc = subprocess.Popen(
+        [*cmd, "--port", str(port)], env=env, cwd=data, stdout=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
         if proc.poll() is not None:
