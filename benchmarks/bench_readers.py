@@ -4,12 +4,14 @@ a small upload behind a big one (issue 18 item 2, issue 19's fair queue).
 Starts ``ragchat serve`` on a fresh data directory (the sample knowledge bases are ingested at
 start-up; no LLM, rate limits off, offline), then in the same run:
 
-1. idle: ``--requests`` sequential ``POST /query`` (medical KB) and as many ``POST /chat``
-   turns (a new conversation each, questions asked once each), p50/p95; and one small
-   Markdown upload by user B, from POST to job done;
-2. user A uploads a synthetic WebVTT transcript of ``--cues`` cues (100k cues ≈ 7.6 MB) to the
-   knowledge base ``transcripts``; while its job runs, the same readers again (other
-   questions), and user B's small upload again (to another knowledge base), from POST to done;
+1. idle: ``--requests`` sequential pairs of ``POST /query`` (medical KB) and ``POST /chat``
+   (a new conversation each; every question text new, so no message vector is cached),
+   p50/p95; and one small Markdown upload by user B, from POST to job done;
+2. user A uploads a synthetic WebVTT transcript of ``--cues`` cues (100k cues ≈ 8 MB) to the
+   knowledge base ``transcripts``; while its job runs, the readers again: ``--requests`` pairs
+   back to back, then one pair every ``--pace`` s until the job ends (or ``--during-budget``),
+   each tagged with the job's phase (read, embed, save = the commit under the writer lock);
+   beside them, user B's small upload again (``--small-kb``), from POST to done;
 3. waits up to ``--wait-ingest`` seconds for A's job and prints how far it got.
 
 ``--runner thread --slots 1`` reproduces the old server (ingestion in the server process, one
@@ -19,7 +21,8 @@ two fair job slots). Prints Markdown tables on stdout; progress on stderr.
 Usage::
 
     .venv/bin/python benchmarks/bench_readers.py --requests 20
-    .venv/bin/python benchmarks/bench_readers.py --runner thread --slots 1 --during-budget 180
+    .venv/bin/python benchmarks/bench_readers.py --runner thread --slots 1 --during-budget 180 \\
+        --wait-ingest 60
 """
 
 from __future__ import annotations
@@ -108,26 +111,25 @@ def timed_post(client: httpx.Client, path: str, body: dict[str, object]) -> floa
     return (time.perf_counter() - start) * 1000
 
 
-def readers(
-    client: httpx.Client,
-    questions: list[tuple[str, str]],
-    n: int,
-    budget: float,
-    until: object = None,
-) -> tuple[list[float], list[float]]:
-    """``n`` /query and ``n`` /chat turns, alternating, within ``budget`` seconds (and while
-    ``until()`` is true, when given)."""
-    queries: list[float] = []
-    chats: list[float] = []
-    end = time.monotonic() + budget
-    for i in range(n):
-        if time.monotonic() > end or (callable(until) and not until()):
-            break
-        q, agent = questions[(2 * i) % len(questions)]
-        queries.append(timed_post(client, "/query", {"question": q, "kb": "medical"}))
-        q, agent = questions[(2 * i + 1) % len(questions)]
-        chats.append(timed_post(client, "/chat", {"message": q, "agent": agent}))
-    return queries, chats
+class Readers:
+    """Sequential /query (medical KB) and /chat turns (a new conversation each), alternating;
+    every question text is new (a numbered variant), so no message vector is cached."""
+
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+        self.questions = fresh_questions()
+        self.asked = 0
+
+    def _next(self) -> tuple[str, str]:
+        q, agent = self.questions[self.asked % len(self.questions)]
+        self.asked += 1
+        return f"{q} (case {self.asked})", agent
+
+    def pair(self) -> tuple[float, float]:
+        q, _ = self._next()
+        query = timed_post(self.client, "/query", {"question": q, "kb": "medical"})
+        q, agent = self._next()
+        return query, timed_post(self.client, "/chat", {"message": q, "agent": agent})
 
 
 def upload(client: httpx.Client, kb: str, name: str, data: bytes, kind: str) -> str:
@@ -163,12 +165,24 @@ def row(label: str, load: str, values: list[float]) -> str:
     return f"| {label} | {load} | {len(values)} | {pct(values, 50):.0f} | {pct(values, 95):.0f} |"
 
 
+def stage(state: dict[str, object]) -> str:
+    """The job's phase: queued, read, embed, save (the commit, under the writer lock), done."""
+    if state["status"] != "running":
+        return str(state["status"])
+    return str(state["message"]).split(" ")[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--runner", choices=("process", "thread"), default="process")
     parser.add_argument("--slots", type=int, default=2)
-    parser.add_argument("--requests", type=int, default=20, help="/query and /chat each, per phase")
+    parser.add_argument(
+        "--requests", type=int, default=20, help="/query and /chat each: idle, and back to back"
+    )
+    parser.add_argument(
+        "--pace", type=float, default=5.0, help="then one pair per PACE s until the job ends"
+    )
     parser.add_argument("--cues", type=int, default=100_000)
     parser.add_argument("--during-budget", type=float, default=600.0, help="seconds")
     parser.add_argument("--wait-ingest", type=float, default=900.0, help="seconds")
@@ -178,38 +192,47 @@ def main() -> None:
 
     vtt = synthetic_vtt(args.cues)
     print(f"transcript: {args.cues} cues, {len(vtt) / 1e6:.1f} MB", file=sys.stderr)
-    questions = fresh_questions()
-    idle_qs, busy_qs = questions[: len(questions) // 2], questions[len(questions) // 2 :]
     proc = start_server(Path(args.src).resolve(), args.port, args.runner, args.slots)
     base = f"http://127.0.0.1:{args.port}"
+    busy: dict[str, list[tuple[float, float]]] = {}  # job stage -> (query ms, chat ms)
     try:
         with (
-            httpx.Client(base_url=base, timeout=600) as reader,
-            httpx.Client(base_url=base, timeout=600) as alice,
-            httpx.Client(base_url=base, timeout=600) as bob,
+            httpx.Client(base_url=base, timeout=900) as reader,
+            httpx.Client(base_url=base, timeout=900) as alice,
+            httpx.Client(base_url=base, timeout=900) as bob,
         ):
-            readers(reader, questions[-4:], 2, 300)  # warm every lazy import and cache
+            turns = Readers(reader)
+            for _ in range(2):  # warm every lazy import and cache
+                turns.pair()
             small_upload(bob, "bob-warm", 300)
             load_idle = ", ".join(f"{x:.1f}" for x in os.getloadavg())
             print("idle readers", file=sys.stderr)
-            idle_q, idle_c = readers(reader, idle_qs, args.requests, args.during_budget)
+            idle = [turns.pair() for _ in range(args.requests)]
             idle_small, _ = small_upload(bob, "bob-idle", 300)
 
             print("uploading the transcript", file=sys.stderr)
             t_upload = time.perf_counter()
             big = upload(alice, "transcripts", "meeting.vtt", vtt, "text/vtt")
             accepted = time.perf_counter() - t_upload
-            running = lambda: job(alice, big)["status"] in ("queued", "running")  # noqa: E731
             small: list[tuple[float, str]] = []
             side = threading.Thread(
                 target=lambda: small.append(small_upload(bob, args.small_kb, args.wait_ingest))
             )
             side.start()  # beside the readers: with one FIFO queue it waits for the big job
             print("readers during the ingestion", file=sys.stderr)
-            busy_q, busy_c = readers(
-                reader, busy_qs, args.requests, args.during_budget, until=running
-            )
-            load_busy = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            end = time.monotonic() + args.during_budget
+            loads = []
+            n = 0
+            while time.monotonic() < end:
+                now = stage(job(alice, big))
+                if now in ("done", "failed"):
+                    break
+                if n >= args.requests:  # then keep sampling, paced, until the job ends
+                    time.sleep(args.pace)
+                busy.setdefault(now, []).append(turns.pair())
+                loads.append(os.getloadavg()[0])
+                n += 1
+            load_busy = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "n/a"
             at_end = job(alice, big)
             print("waiting for the transcript job", file=sys.stderr)
             waited, final = wait_job(alice, big, args.wait_ingest)
@@ -223,6 +246,9 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
 
+    idle_q, idle_c = [q for q, _ in idle], [c for _, c in idle]
+    all_busy = [p for pairs in busy.values() for p in pairs]
+    busy_q, busy_c = [q for q, _ in all_busy], [c for _, c in all_busy]
     print(f"runner={args.runner} slots={args.slots} cues={args.cues} ({len(vtt) / 1e6:.1f} MB)")
     print()
     print("| readers | load (1, 5, 15 min) | n | p50 ms | p95 ms |")
@@ -231,6 +257,9 @@ def main() -> None:
     print(row("/chat idle", load_idle, idle_c))
     print(row("/query during ingestion", load_busy, busy_q))
     print(row("/chat during ingestion", load_busy, busy_c))
+    for phase, pairs in busy.items():
+        print(row(f"/query while the job is at {phase}", load_busy, [q for q, _ in pairs]))
+        print(row(f"/chat while the job is at {phase}", load_busy, [c for _, c in pairs]))
     print()
     for label, busy, idle in (("/query", busy_q, idle_q), ("/chat", busy_c, idle_c)):
         print(f"{label} p95 during / idle: {pct(busy, 95) / pct(idle, 95):.2f}x")

@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 import signal
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,9 +57,11 @@ class HashingEmbedder:
 
 class ProcessMarkingEmbedder(HashingEmbedder):
     """The hashing fake for tests of ingestion in a child process (``index/worker.py``): each
-    process that embeds documents leaves an empty file ``pid-<pid>`` in ``marks``; while
-    ``marks/die`` exists, a process other than its creator's is killed (SIGKILL) instead, as
-    an out-of-memory kill or a parser's crash would. Shipped here so a child can unpickle it."""
+    process that embeds documents leaves an empty file ``pid-<pid>`` in ``marks``. In a process
+    other than its creator's: while ``marks/die`` exists, it kills that process (SIGKILL)
+    instead, as an out-of-memory kill or a parser's crash would; while ``marks/hold`` exists
+    and one of the texts contains the word written in it, it waits (a big job in progress).
+    Shipped here so a child process can unpickle it."""
 
     def __init__(self, marks: Path) -> None:
         super().__init__()
@@ -67,6 +70,16 @@ class ProcessMarkingEmbedder(HashingEmbedder):
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
         (self.marks / f"pid-{os.getpid()}").touch()
-        if os.getpid() != self.creator and (self.marks / "die").exists():
-            os.kill(os.getpid(), signal.SIGKILL)
+        if os.getpid() != self.creator:
+            if (self.marks / "die").exists():
+                os.kill(os.getpid(), signal.SIGKILL)
+            while self._held(texts):
+                time.sleep(0.05)
         return super().embed_documents(texts, progress=progress)
+
+    def _held(self, texts: Sequence[str]) -> bool:
+        try:
+            word = (self.marks / "hold").read_text().strip()
+        except FileNotFoundError:
+            return False
+        return any(word in t for t in texts)
