@@ -146,7 +146,7 @@ class ProcessIngester:
             _serve(parent, proc, None, progress, until="warm")
 
             def ingest(kb: WritableKB) -> IngestReport:
-                parent.send(("go",))
+                parent.send(("go", {"name": kb.name}))  # plain attributes ingest may read
                 return _report_from_wire(_serve(parent, proc, kb, progress, until="done"))
 
             yield ingest

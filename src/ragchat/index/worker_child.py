@@ -55,9 +55,11 @@ class _Remote:
 class _RemoteKB(_Remote):
     """The knowledge base as the child sees it: the parent's instance, the child's embedder."""
 
-    def __init__(self, conn: Connection, embedder: Embedder) -> None:
+    def __init__(self, conn: Connection, embedder: Embedder, attrs: dict[str, Any]) -> None:
         super().__init__(conn)
         self.embedder = embedder
+        for name, value in attrs.items():
+            setattr(self, name, value)
 
 
 class _MemoEmbedder:
@@ -147,9 +149,10 @@ def child_main(
         memo = _MemoEmbedder(_embedder(spec))
         _warm(conn, memo, files, chunker, skip)
         conn.send(("warm",))
-        if conn.recv()[0] != "go":
+        go = conn.recv()
+        if go[0] != "go":
             return
-        remote = cast(WritableKB, _RemoteKB(conn, memo))  # duck-typed: calls the parent
+        remote = cast(WritableKB, _RemoteKB(conn, memo, go[1]))  # duck-typed: calls the parent
         report = ingest_paths(remote, files, chunker, progress=saving)
     except BaseException as exc:  # reported, then the child exits
         message = str(exc) if isinstance(exc, RagchatError) else _describe(exc)
