@@ -153,6 +153,7 @@ def child_main(
         if go[0] != "go":
             return
         remote = cast(WritableKB, _RemoteKB(conn, memo, go[1]))  # duck-typed: calls the parent
+        conn.send(("progress", "save", 0, 1))  # re-reading the files, then the save
         report = ingest_paths(remote, files, chunker, progress=saving)
     except BaseException as exc:  # reported, then the child exits
         message = str(exc) if isinstance(exc, RagchatError) else _describe(exc)
