@@ -59,6 +59,10 @@ def load_settings(data_dir: Path | None) -> Settings:
     # by every command that searches; ingestion errors are printed by the ingest command.
     logging.getLogger("ragchat.retrieve.rerank").setLevel(logging.ERROR)
     logging.getLogger("ragchat.index.ingestion").setLevel(logging.ERROR)
+    if settings.crash_at:
+        from ragchat.index.crashpoints import arm
+
+        arm(settings.crash_at)
     return settings
 
 
