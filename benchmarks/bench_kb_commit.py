@@ -23,7 +23,7 @@ from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
 from ragchat.types import Chunk
 
-WORDS = "aspirin cohort marker trial dose outcome placebo effect sample risk".split()
+WORDS = ["aspirin", "cohort", "marker", "trial", "dose", "outcome", "placebo", "effect", "risk"]
 
 
 def _doc(doc_id: str, n: int) -> list[Chunk]:

@@ -178,7 +178,9 @@ def test_check_and_repair_fix_a_knowledge_base_the_old_code_broke(root: Path) ->
         _open(root)
     report = check(root, "demo")
     assert not report.ok
-    assert any("manifest 2, chunk store 4, dense index 4, bm25 index 2" in p for p in report.problems)
+    assert any(
+        "manifest 2, chunk store 4, dense index 4, bm25 index 2" in p for p in report.problems
+    )
     assert any("no document row" in p for p in report.problems)
     done = repair(root, "demo")
     assert any("dropped the chunks of 1 unfinished document" in d for d in done)

@@ -178,7 +178,9 @@ def tidy(path: Path, *, keep_previous: bool = True) -> list[str]:
     committed = cur.number if cur is not None else 0
     for number in generations(path):
         if number > committed:
-            done.append(f"rolled back an interrupted write (removed uncommitted {gen_name(number)})")
+            done.append(
+                f"rolled back an interrupted write (removed uncommitted {gen_name(number)})"
+            )
         elif number < committed - (1 if keep_previous else 0):
             done.append(f"removed old generation {gen_name(number)}")
         else:

@@ -141,7 +141,14 @@ class KnowledgeBase:
         except BaseException:
             lock.release()
             raise
-        kb = cls(path, manifest, embedder, store, new_dense_index(dense_backend, embedder.dim), BM25Index())
+        kb = cls(
+            path,
+            manifest,
+            embedder,
+            store,
+            new_dense_index(dense_backend, embedder.dim),
+            BM25Index(),
+        )
         kb._work, kb._lock, kb._dirty = work, lock, {"dense", "bm25"}
         try:
             kb.save()

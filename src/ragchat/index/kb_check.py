@@ -50,7 +50,7 @@ def _labels(directory: Path, name: str) -> np.ndarray:
         return np.asarray(np.load(directory / name), dtype=np.int64)
 
 
-def problems_of(directory: Path, *, deep: bool) -> list[str]:
+def problems_of(directory: Path, *, deep: bool, legacy: bool = False) -> list[str]:
     """What makes the generation in ``directory`` unusable; [] when it opens. Messages name
     files and counts, never a path (``/health`` shows them). ``deep`` also runs SQLite's
     check, loads the vectors and compares label sets (the CLI); without it only headers and
@@ -68,8 +68,8 @@ def problems_of(directory: Path, *, deep: bool) -> list[str]:
         if deep and (verdict := store.quick_check()) != "ok":
             return [f"chunks.sqlite is corrupt: {verdict[:200]}"]
         children = store.count(parents=False)
-        store_labels = set(store.label_map())
-        orphans = store.orphan_documents()
+        store_labels = set(store.label_map()) if deep else set()
+        orphans = store.orphan_documents() if legacy else []
     except Exception as exc:  # sqlite3.DatabaseError and friends
         return [f"chunks.sqlite cannot be read ({type(exc).__name__})"]
     finally:
@@ -98,7 +98,7 @@ def problems_of(directory: Path, *, deep: bool) -> list[str]:
         for kind, labels in (("dense index", dense), ("bm25 index", bm25)):
             if labels is not None and set(labels.tolist()) != store_labels:
                 out.append(f"the {kind} holds other chunks than the chunk store")
-    if orphans:
+    if orphans and legacy:  # the old save committed chunks before their documents
         out.append(f"{len(orphans)} document(s) have chunks but no document row")
     return out
 
@@ -129,7 +129,7 @@ def check(root: Path, name: str, *, deep: bool = True) -> CheckReport:
             f"{len(newer)} uncommitted generation(s) of an interrupted write: removed on the "
             "next open"
         )
-    report.problems.extend(problems_of(gen.dir, deep=deep))
+    report.problems.extend(problems_of(gen.dir, deep=deep, legacy=gen.legacy))
     return report
 
 
@@ -153,7 +153,7 @@ def repair(root: Path, name: str) -> list[str]:
     done = gens.recover(path)
     report = check(root, name)
     if report.ok:
-        return done + ["nothing to repair: it opens"]
+        return [*done, "nothing to repair: it opens"]
     gen = _current_or_none(path)
     if gen is not None and (gen.legacy or gen.dir.is_dir()):
         try:
@@ -197,7 +197,9 @@ def _rebuild(path: Path, gen: gens.Generation) -> list[str]:
     )
     done: list[str] = []
     try:
-        orphans = store.orphan_documents()
+        # Chunks without a document are an unfinished write only in the old layout (its save
+        # committed chunks first); a generation holds them only if a caller added them so.
+        orphans = store.orphan_documents() if gen.legacy else []
         for doc_id in orphans:
             kb.store.delete_document(doc_id)  # forks the working generation
         if orphans:
@@ -219,7 +221,8 @@ def _rebuild(path: Path, gen: gens.Generation) -> list[str]:
         cid_of = store.label_map()
         labels = np.asarray(sorted(cid_of), dtype=np.int64)
         if len(labels):
-            kb.dense.add(labels, np.stack([stored.vector(int(lab)) for lab in labels]))
+            rows = [stored.vector(int(lab)) for lab in labels]  # all present: see above
+            kb.dense.add(labels, np.stack([r for r in rows if r is not None]))
             kb.bm25.add(labels, [c.text for c in store.get([cid_of[int(x)] for x in labels])])
         kb.reindexed()
         kb.save()

@@ -227,7 +227,7 @@ class QdrantKB:
             self.delete_document(doc_id, save=False)
         self.save()
         done = [f"dropped the chunks of {len(orphans)} unfinished document(s)"] if orphans else []
-        return done + ["manifest counts re-derived from the collection"]
+        return [*done, "manifest counts re-derived from the collection"]
 
     # -- writing -----------------------------------------------------------------------------
     def pin_avgdl(self, avgdl: float | None) -> None:

@@ -122,4 +122,3 @@ def repair_kb(settings: Settings, name: str, *, backend: Backend | None = None) 
     from ragchat.index.kb_check import repair
 
     return repair(settings.kb_root, name)
-

@@ -7,8 +7,9 @@ total vector count over the knowledge bases (the companion's clients show it).
 Overall "degraded" when the store, the embedder, the language model backend (when one is
 configured) or a configured knowledge base fails, or when any knowledge base on disk cannot be
 opened (status "broken", with what is wrong and the ``ragchat kb repair`` command; a quick
-check of headers and counts, milliseconds per knowledge base). A missing reranker is reported ("no reranker:
-<reason>") but does not degrade: retrieval runs without it, which is the offline default."""
+check of headers and counts, milliseconds per knowledge base). A missing reranker is reported
+("no reranker: <reason>") but does not degrade: retrieval runs without it, which is the
+offline default."""
 
 from __future__ import annotations
 
