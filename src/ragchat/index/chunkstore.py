@@ -10,6 +10,7 @@ generation is committed.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -101,10 +102,20 @@ class ChunkStore:
 
     # -- generations ------------------------------------------------------------------------
     def fork(self, dest: Path) -> None:
-        """Copies the current state to ``dest`` and continues there (reads included)."""
+        """Copies the current state to ``dest`` and continues there (reads included). A
+        sealed file (no journal beside it, never written again) is copied as bytes; one of the
+        layout before generations may have a write-ahead log, so SQLite's backup API reads
+        it."""
+        sealed = not any(
+            self.path.with_name(self.path.name + s).exists() for s in ("-wal", "-journal")
+        )
+        if sealed:
+            shutil.copyfile(self.path, dest)
         copy = _connect(dest)
         try:
-            self._db.backup(copy)
+            if not sealed:
+                _private(copy)
+                self._db.backup(copy)
             _private(copy)
             copy.executescript(_SCHEMA)  # a store of an older layout gains new tables
         except BaseException:
