@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,10 @@ def _corpus(path: Path, start: int, n: int) -> Path:
     return path
 
 
-def _env(data: Path, crash: str | None) -> dict[str, str]:
+def _env(data: Path, crash: str | None, database_url: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")}
+    if database_url:
+        env["RAGCHAT_DATABASE_URL"] = database_url
     env.update(
         PYTHONPATH=str(SRC),
         RAGCHAT_DATA_DIR=str(data),
@@ -205,12 +208,12 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, data: Path, crash: str | None = None) -> None:
+    def __init__(self, data: Path, crash: str | None = None, database_url: str | None = None):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-c", SERVER, str(self.port), str(TESTS)],
-            env=_env(data, crash),
+            env=_env(data, crash, database_url),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -260,21 +263,53 @@ def servers() -> Iterator[list[Server]]:
         server.stop()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """Job rows in the data directory's SQLite, or in a schema of its own on the PostgreSQL
+    of RAGCHAT_TEST_DATABASE_URL (``scripts/postgres start``)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url = os.environ.get("RAGCHAT_TEST_DATABASE_URL")
+    if not url:
+        pytest.skip("RAGCHAT_TEST_DATABASE_URL is not set (see scripts/postgres)")
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
+        yield scoped.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 @pytest.mark.parametrize("point", POINTS)
 def test_upload_killed_at_every_phase_recovers(
-    point: str, setup: dict[str, Any], tmp_path: Path, servers: list[Server]
+    point: str,
+    setup: dict[str, Any],
+    tmp_path: Path,
+    servers: list[Server],
+    database_url: str | None,
 ) -> None:
     data = _fresh(setup, tmp_path)
     with httpx.Client(timeout=30) as client:
         for _ in range(_runs(point)):
-            server = Server(data, crash=point)
+            server = Server(data, crash=point, database_url=database_url)
             servers.append(server)
-            server.upload(client, setup["part2"])
+            job_id = server.upload(client, setup["part2"])
             assert server.wait_killed() == -signal.SIGKILL
             expected = setup["after"] if point in COMMITTED else setup["before"]
             assert counts(data) == expected
-        server = Server(data)
+        server = Server(data, database_url=database_url)
         servers.append(server)
+        killed = client.get(f"{server.url}/jobs/{job_id}").json()
+        assert killed["status"] == "failed" and "interrupted" in killed["message"], killed
         health = client.get(server.url + "/health").json()
         assert health["knowledge_bases"][KB]["status"] == "ok", health
         assert f"kb:{KB}" not in health["degraded"]
