@@ -73,6 +73,7 @@ def test_a_reader_keeps_its_snapshot_across_commits(root: Path) -> None:
     assert [c.chunk_id for c in reader.get_chunks(["a_c0", "a_P"])] == ["a_c0", "a_P"]
     assert reader.store.has_document("a") and not reader.store.has_document("b")
     assert _counts(reader) == (2, 2, 1, 2)
+    assert reader.stale() and not writer.stale()
     fresh = _open(root)
     assert _counts(fresh) == (4, 4, 2, 4)
     assert fresh.bm25_search("ibuprofen", 5) == []

@@ -230,6 +230,14 @@ class KnowledgeBase:
             self._work = None
         self._release()
 
+    def stale(self) -> bool:
+        """True when another instance or process committed since this one was opened: a
+        reader that wants the new state opens the knowledge base again (one small read)."""
+        try:
+            return gens.current(self.path) != self.generation
+        except IndexStateError:
+            return True
+
     def _release(self) -> None:
         if self._lock is not None:
             self._lock.release()
