@@ -53,7 +53,7 @@ def load_settings(data_dir: Path | None) -> Settings:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
-    for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
+    for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub", "faiss"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # A missing cross-encoder is said once, plainly, by `ragchat health` and `kb stats`, not
     # by every command that searches; ingestion errors are printed by the ingest command.

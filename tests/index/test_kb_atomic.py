@@ -156,9 +156,10 @@ def test_the_old_layout_opens_and_moves_into_a_generation_on_its_first_write(roo
     assert KnowledgeBase.describe(root, "demo")["generation"] == 1
 
 
-def _break_like_the_old_code(root: Path) -> None:
+def _break_like_the_old_code(root: Path, *, rows: bool = False) -> None:
     """What a kill -9 of the old save path left (issue 18): the chunk store and the dense index
-    hold an ingestion whose BM25 index, manifest and document rows were never written."""
+    hold an ingestion whose BM25 index and manifest were never written (nor, unless ``rows``,
+    its document row and file record)."""
     path = _to_legacy(root)
     store = ChunkStore(path / "chunks.sqlite")
     dense = FlatIndex.load(path, 256)
@@ -166,6 +167,9 @@ def _break_like_the_old_code(root: Path) -> None:
     labels = {c.chunk_id: 100 + i for i, c in enumerate(c for c in chunks if not c.is_parent)}
     store.begin()
     store.insert_chunks(chunks, labels)
+    if rows:
+        store.insert_document(DocumentRow("b", "b.md", "markdown", "b", "/f/b.md", 2, 1, {}, "t"))
+        store.record_file("/f/b.md", "sha-b", "t")
     store.commit()
     store.close()
     vecs = HashingEmbedder().embed_documents([c.text for c in chunks if not c.is_parent])
@@ -190,6 +194,19 @@ def test_check_and_repair_fix_a_knowledge_base_the_old_code_broke(root: Path) ->
     assert _counts(kb) == (2, 2, 1, 2)
     _add(kb, "b")  # re-ingesting the unfinished document works (no duplicate chunk ids)
     assert _counts(_open(root)) == (4, 4, 2, 4)
+
+
+def test_repair_completes_an_old_ingestion_whose_rows_were_written(root: Path) -> None:
+    """The issue's "manifest 300, chunk store 600, dense 600, bm25 300": everything but BM25
+    and the manifest was saved, so repair completes the write instead of dropping it."""
+    _break_like_the_old_code(root, rows=True)
+    assert any(
+        "manifest 2, chunk store 4, dense index 4" in p for p in check(root, "demo").problems
+    )
+    assert any("rebuilt" in d for d in repair(root, "demo"))
+    kb = _open(root)
+    assert _counts(kb) == (4, 4, 2, 4)
+    assert [h[0] for h in kb.bm25_search("toddlers sleep", 1)] == ["b_c0"]
 
 
 def test_repair_rebuilds_a_missing_bm25_index_from_the_chunk_store(root: Path) -> None:
