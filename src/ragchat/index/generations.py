@@ -121,6 +121,23 @@ def fsync_tree(directory: Path) -> None:
     fsync_path(directory)
 
 
+def link_files(src: Path, dest: Path, files: tuple[str, ...] | list[str]) -> bool:
+    """Hard-links the files of an index a write did not change from the previous generation
+    (committed files are never modified, so sharing them is safe); False when not possible
+    (nothing to link, another file system), and then nothing is left half-linked."""
+    present = [f for f in files if (src / f).is_file()]
+    if not present:
+        return False
+    try:
+        for f in present:
+            os.link(src / f, dest / f)
+    except OSError:
+        for f in present:
+            (dest / f).unlink(missing_ok=True)
+        return False
+    return True
+
+
 def flip(path: Path, generation: Generation) -> None:
     """Makes ``generation`` the committed one: the single atomic step of a commit."""
     tmp = path / (CURRENT + ".tmp")

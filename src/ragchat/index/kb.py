@@ -6,7 +6,6 @@ are stored for context only."""
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -44,22 +43,6 @@ LOCK_TIMEOUT_S = 10.0
 def _log_tidy(name: str, done: Sequence[str]) -> None:
     for line in done:
         log.warning("knowledge base %s: %s", name, line)
-
-
-def _link(src: Path, dest: Path, files: Sequence[str]) -> bool:
-    """Hard-links the files of an unchanged index from the previous generation (committed
-    files are never modified, so sharing them is safe); False when that is not possible."""
-    present = [f for f in files if (src / f).is_file()]
-    if not present:
-        return False
-    try:
-        for f in present:
-            os.link(src / f, dest / f)
-    except OSError:
-        for f in present:
-            (dest / f).unlink(missing_ok=True)
-        return False
-    return True
 
 
 def validate_name(name: str) -> str:
@@ -327,12 +310,11 @@ class KnowledgeBase:
             self._release()
 
     def _write_index(
-        self, kind: str, save: Callable[[Path], None], files: Sequence[str], directory: Path
+        self, kind: str, save: Callable[[Path], None], files: tuple[str, ...], directory: Path
     ) -> None:
         prev = self.generation
-        if kind not in self._dirty and prev is not None and _link(prev.dir, directory, files):
-            return
-        save(directory)
+        if kind in self._dirty or prev is None or not gens.link_files(prev.dir, directory, files):
+            save(directory)
 
     # -- writing -----------------------------------------------------------------------------
     def add_chunks(
