@@ -222,7 +222,12 @@ def recover(path: Path) -> list[str]:
         done = tidy(path)
     finally:
         lock.release()
+    log_tidy(path.name, done)
+    return done
+
+
+def log_tidy(name: str, done: list[str]) -> None:
+    """A rollback is a warning (a write was lost); routine removals are info."""
     for line in done:
         level = logging.WARNING if line.startswith("rolled back") else logging.INFO
-        log.log(level, "knowledge base %s: %s", path.name, line)
-    return done
+        log.log(level, "knowledge base %s: %s", name, line)

@@ -40,11 +40,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LOCK_TIMEOUT_S = 10.0
 
 
-def _log_tidy(name: str, done: Sequence[str]) -> None:
-    for line in done:
-        log.warning("knowledge base %s: %s", name, line)
-
-
 def validate_name(name: str) -> str:
     """``name`` if it can name a knowledge base (it is a folder name), else
     ``InvalidKnowledgeBaseName``."""
@@ -116,7 +111,7 @@ class KnowledgeBase:
         try:
             if gens.exists(path):
                 raise IndexStateError(f"knowledge base {name!r} already exists")
-            _log_tidy(name, gens.tidy(path))  # a create that died before its commit
+            gens.log_tidy(name, gens.tidy(path))  # a create that died before its commit
             number = max(gens.generations(path), default=0) + 1
             work = Generation(number, path / gens.gen_name(number))
             work.dir.mkdir()
@@ -265,7 +260,7 @@ class KnowledgeBase:
                     f"knowledge base {self.name!r} was changed by another writer since it was "
                     "opened; open it again and retry"
                 )
-            _log_tidy(self.name, gens.tidy(self.path))
+            gens.log_tidy(self.name, gens.tidy(self.path))
             number = max([cur.number, *gens.generations(self.path)]) + 1
             work = Generation(number, self.path / gens.gen_name(number))
             work.dir.mkdir()
