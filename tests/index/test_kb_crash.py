@@ -35,6 +35,8 @@ KB = "sci"
 POINTS = [
     "ingest.parse",
     "ingest.embed",
+    "ingest.chunks",
+    "ingest.documents",
     "save.begin",
     "save.chunks",
     "save.dense",
@@ -87,7 +89,8 @@ def _corpus(path: Path, start: int, n: int) -> Path:
 
 
 def _env(data: Path, crash: str | None, database_url: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")}
+    keep = ("RAGCHAT_VECTOR_STORE__BACKEND",)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_") or k in keep}
     if database_url:
         env["RAGCHAT_DATABASE_URL"] = database_url
     env.update(
@@ -321,3 +324,52 @@ def test_upload_killed_at_every_phase_recovers(
         assert job["status"] == "done", job
         server.stop()
     assert counts(data) == setup["after"]
+
+
+# -- Qdrant (local mode): no transactions, so the guarantee is convergence ------------------
+
+
+def _qdrant_counts(data: Path) -> tuple[dict[str, int], list[str]]:
+    """(counts, problems ``kb check`` finds) of the Qdrant knowledge base, then the local
+    store's lock is released for the next process."""
+    from ragchat.index import stores
+    from ragchat.index.qdrant_conn import release
+    from ragchat.settings import Settings, VectorStoreSettings
+
+    settings = Settings(data_dir=data, vector_store=VectorStoreSettings(backend="qdrant"))
+    try:
+        kb = stores.open_kb(settings, KB, HashingEmbedder())
+        found = {
+            "children": kb.child_count(),
+            "parents": len(kb.parents()),
+            "documents": len(kb.store.documents()),
+            "files": len(kb.store.files()),
+        }
+        return found, stores.check_kb(settings, KB).problems
+    finally:
+        release(settings)
+
+
+@pytest.mark.parametrize("point", ["ingest.embed", "ingest.chunks", "ingest.documents"])
+def test_qdrant_ingest_killed_mid_write_converges(
+    point: str, setup: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after its chunk points, a write leaves them searchable and ``kb check`` names
+    them; re-ingesting the file (or ``kb repair``) ends with the counts of a clean run."""
+    pytest.importorskip("qdrant_client")
+    monkeypatch.setenv("RAGCHAT_VECTOR_STORE__BACKEND", "qdrant")
+    clean, data = tmp_path / "clean", tmp_path / "data"
+    for target in (clean, data):
+        ingest(target, setup["part1"])
+    before, _ = _qdrant_counts(data)
+    ingest(clean, setup["part2"])
+    after, problems = _qdrant_counts(clean)
+    assert problems == []
+    assert ingest(data, setup["part2"], crash=point) == -signal.SIGKILL
+    _, problems = _qdrant_counts(data)
+    if point == "ingest.chunks":
+        assert any("no document row" in p for p in problems), problems
+    ingest(data, setup["part2"])
+    found, problems = _qdrant_counts(data)
+    assert (found, problems) == (after, [])
+    assert before["children"] < after["children"]

@@ -171,9 +171,13 @@ def ingest_paths(
     report.parents = len(chunks) - len(children)
     vectors = _embed(kb, [c.text for c in children], progress)
     crashpoint("ingest.embed")
+    # The order matters to a store without transactions (Qdrant): chunks, then documents,
+    # then files, then the manifest, so a re-run after a crash rewrites what is missing.
     kb.add_chunks(chunks, vectors=vectors, save=False)
+    crashpoint("ingest.chunks")
     for row in rows:
         kb.add_document_row(row)
+    crashpoint("ingest.documents")
     when = now_iso()
     for key, sha, _ in pending:
         kb.store.record_file(key, sha, when)
