@@ -133,3 +133,15 @@ def test_a_knowledge_base_that_cannot_be_opened_degrades_health_by_name(
     assert notes["status"] == "broken" and notes["repair"] == "ragchat kb repair notes"
     assert "BM25" in notes["detail"]
     assert str(tmp_path) not in json.dumps(health)  # names and counts, never a path
+
+
+def test_a_knowledge_base_whose_committed_generation_is_gone_is_broken_not_missing(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    root = tmp_path / "app0" / "kb"
+    KnowledgeBase.create(root, "notes", HashingEmbedder()).close()
+    (root / "notes" / gens.CURRENT).write_text("g00000042\n")
+    health = make_app().get("/health").json()
+    notes = health["knowledge_bases"]["notes"]
+    assert notes["status"] == "broken" and "kb:notes" in health["degraded"]
+    assert "g00000042" in notes["detail"] and str(tmp_path) not in json.dumps(health)

@@ -135,16 +135,21 @@ class HealthService:
         configured = set(self.engine.app_config.knowledge_bases)
         out: dict[str, Any] = {}
         problems = []
-        for name in sorted(configured | set(self.registry.names())):
+        on_disk = set(self.registry.names())
+        for name in sorted(configured | on_disk):
             try:
                 info = self.registry.describe(name)
             except Exception as exc:
-                out[name] = {"status": "missing", "detail": str(exc)}
-                if name in configured:
-                    problems.append(f"kb:{name}")
-                continue
+                if name not in on_disk:
+                    out[name] = {"status": "missing", "detail": str(exc)}
+                    if name in configured:
+                        problems.append(f"kb:{name}")
+                    continue
+                info = {}
             live = self.registry.vector_count(name)
             problems_found = self.registry.problems(name) if live is None else []
+            if not info and not problems_found:
+                problems_found = ["its manifest cannot be read"]
             if problems_found:
                 # Names and counts only: the detail never carries a path or a document.
                 out[name] = {
