@@ -245,3 +245,14 @@ def test_describe_reads_the_committed_generation(root: Path) -> None:
     info = KnowledgeBase.describe(root, "demo")  # created as g1, one ingestion: g2
     assert info["generation"] == 2 and info["children"] == 2
     assert BM25Index.load(root / "demo" / gens.gen_name(2)).labels.tolist() == [0, 1]
+
+
+def test_a_current_naming_a_missing_generation_is_repaired_by_rolling_back(root: Path) -> None:
+    kb = _open(root)
+    _add(kb, "b")
+    (root / "demo" / gens.CURRENT).write_text("g00000042\n")
+    with pytest.raises(IndexStateError):
+        _open(root)  # and nothing was tidied away on the way
+    assert gens.generations(root / "demo") == [2, 3]
+    assert any("rolled back" in d for d in repair(root, "demo"))
+    assert _counts(_open(root)) == (4, 4, 2, 4)

@@ -192,6 +192,8 @@ def tidy(path: Path, *, keep_previous: bool = True) -> list[str]:
     with contextlib.suppress(FileNotFoundError):
         (path / (CURRENT + ".tmp")).unlink()
     cur = current(path)
+    if cur is not None and not cur.legacy and not (cur.dir / "manifest.json").is_file():
+        return []  # CURRENT names a missing generation: damage for `kb repair`, not for us
     committed = cur.number if cur is not None else 0
     for number in generations(path):
         if number > committed:
