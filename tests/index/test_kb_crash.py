@@ -185,6 +185,28 @@ def test_cli_ingest_killed_at_every_phase_recovers(
     assert counts(data) == setup["after"]
 
 
+@pytest.mark.parametrize("point", ["save.dense", "save.fsync", "save.flipped"])
+def test_cli_first_write_to_an_old_layout_killed_recovers(
+    point: str, setup: dict[str, Any], tmp_path: Path
+) -> None:
+    """A knowledge base written before generations moves into one on its first write; a kill
+    during that write leaves the old layout (or the new generation) usable."""
+    data = _fresh(setup, tmp_path)
+    path = data / "kb" / KB
+    committed = path / (path / "CURRENT").read_text().strip()
+    for f in committed.iterdir():
+        shutil.copy(f, path / f.name)
+    for g in path.glob("g*"):
+        shutil.rmtree(g)
+    (path / "CURRENT").unlink()
+    assert counts(data) == setup["before"]  # the old layout opens as it is
+    assert ingest(data, setup["part2"], crash=point) == -signal.SIGKILL
+    assert counts(data) == (setup["after"] if point in COMMITTED else setup["before"])
+    ingest(data, setup["part2"])
+    assert counts(data) == setup["after"]
+    assert (path / "CURRENT").is_file() and not (path / "manifest.json").exists()
+
+
 def test_cli_replacing_a_changed_file_killed_mid_save_keeps_the_old_version(
     setup: dict[str, Any], tmp_path: Path
 ) -> None:
