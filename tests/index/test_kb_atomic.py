@@ -5,6 +5,7 @@ layout opens and moves into generations, and ``kb check`` / ``kb repair`` fix wh
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -256,3 +257,18 @@ def test_a_current_naming_a_missing_generation_is_repaired_by_rolling_back(root:
     assert gens.generations(root / "demo") == [2, 3]
     assert any("rolled back" in d for d in repair(root, "demo"))
     assert _counts(_open(root)) == (4, 4, 2, 4)
+
+
+def test_a_knowledge_base_whose_lock_cannot_be_created_still_opens(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only copy (a mounted volume): recovery has nothing to tidy and is skipped."""
+    real_open = os.open
+
+    def no_lock(path: object, *args: object, **kwargs: object) -> int:
+        if str(path).endswith(gens.LOCK):
+            raise PermissionError(13, "read-only file system")
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gens.os, "open", no_lock)
+    assert _counts(_open(root)) == (2, 2, 1, 2)

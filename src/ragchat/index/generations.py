@@ -218,7 +218,10 @@ def recover(path: Path) -> list[str]:
     """``tidy`` when no writer is active (a live writer's working generation is left alone);
     logs and returns what was done."""
     lock = WriteLock(path)
-    if not path.is_dir() or not lock.try_acquire():
+    try:
+        if not path.is_dir() or not lock.try_acquire():
+            return []
+    except OSError:  # a read-only copy: nothing can be tidied, and nothing needs to be
         return []
     try:
         done = tidy(path)
