@@ -8,8 +8,9 @@ Layout of ``<root>/<name>/``::
     g00000006/       the previous generation, kept for readers still loading it and for repair
     .lock            flock held by the one writer of this knowledge base
 
-A writer copies the committed chunk store into a fresh ``g<N+1>/`` (SQLite's backup API) at
-its first change, writes everything there, fsyncs it, then flips ``CURRENT`` (temp file +
+A writer copies the committed chunk store into a fresh ``g<N+1>/`` at its first change (the
+file's bytes; SQLite's backup API for a file with a log beside it), writes everything there
+(an index it did not change is hard-linked), fsyncs it, then flips ``CURRENT`` (temp file +
 ``os.replace`` + fsync of the folder). A committed generation is never modified again, so an
 open reader keeps a consistent snapshot however many writes follow. On open, generations newer
 than ``CURRENT`` (a write that died before its flip) and older than its predecessor are
