@@ -272,3 +272,19 @@ def test_a_knowledge_base_whose_lock_cannot_be_created_still_opens(
 
     monkeypatch.setattr(gens.os, "open", no_lock)
     assert _counts(_open(root)) == (2, 2, 1, 2)
+
+
+def test_an_hnsw_knowledge_base_commits_and_shares_its_graph(tmp_path: Path) -> None:
+    pytest.importorskip("hnswlib")
+    kb = KnowledgeBase.create(tmp_path, "demo", HashingEmbedder(), dense_backend="hnsw")
+    _add(kb, "a")
+    _add(kb, "b")
+    kb.store.record_file("/f/extra.md", "sha-x", "t")  # the graph is linked, not rewritten
+    kb.save()
+    kb.close()
+    again = _open(tmp_path)
+    assert again.generation is not None
+    assert (again.generation.dir / "hnsw.bin").stat().st_nlink == 2
+    query = HashingEmbedder().embed_query("toddlers need sleep")
+    assert again.dense_search(query, 1)[0][0] == "b_c0"
+    assert _counts(again) == (4, 4, 2, 4)
