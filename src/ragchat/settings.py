@@ -303,6 +303,9 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
     vector_store: VectorStoreSettings = VectorStoreSettings()
+    # Tests only: SIGKILL the process at this point of a knowledge-base write, e.g.
+    # RAGCHAT_CRASH_AT=save.dense or save.dense#2 (index/crashpoints.py lists the points).
+    crash_at: str | None = None
 
     @property
     def kb_root(self) -> Path:

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ragchat.errors import DocumentNotFound, IngestError
+from ragchat.errors import DocumentNotFound, IndexStateError, IngestError
 from ragchat.index.base import WritableKB
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
+from ragchat.index.crashpoints import crashpoint
+from ragchat.index.generations import current
 from ragchat.index.manifest import now_iso
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import iter_files, loader_for
@@ -60,12 +62,19 @@ def all_unchanged(kb_dir: Path, paths: Sequence[Path]) -> int | None:
     """How many files there are when every one is already in the knowledge base at ``kb_dir``
     with the same bytes, else None. Reads only the chunk store: a re-run of an ingest that
     has nothing to do need not load the embedding model (seconds of start-up)."""
-    if not (kb_dir / "manifest.json").exists():
+    try:
+        gen = current(kb_dir)
+    except IndexStateError:
+        return None
+    if gen is None:
         return None
     files = iter_files([Path(p) for p in paths])
     if not files:
         return None
-    store = ChunkStore(kb_dir / "chunks.sqlite")
+    try:
+        store = ChunkStore(gen.dir / "chunks.sqlite")
+    except IndexStateError:
+        return None
     try:
         for path in files:
             key, sha = _digest(path)
@@ -107,6 +116,7 @@ def ingest_paths(
             report.errors.append(exc)
             log.warning("skipped %s", exc)
             continue
+        crashpoint("ingest.parse")
         if previous is not None:
             for doc_id in kb.store.docs_of_file(key):
                 # Another recorded file with the old bytes keeps the document alive.
@@ -160,9 +170,14 @@ def ingest_paths(
     report.children = len(children)
     report.parents = len(chunks) - len(children)
     vectors = _embed(kb, [c.text for c in children], progress)
+    crashpoint("ingest.embed")
+    # The order matters to a store without transactions (Qdrant): chunks, then documents,
+    # then files, then the manifest, so a re-run after a crash rewrites what is missing.
     kb.add_chunks(chunks, vectors=vectors, save=False)
+    crashpoint("ingest.chunks")
     for row in rows:
         kb.add_document_row(row)
+    crashpoint("ingest.documents")
     when = now_iso()
     for key, sha, _ in pending:
         kb.store.record_file(key, sha, when)
