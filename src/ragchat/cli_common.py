@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ragchat import errors
+from ragchat import crashpoints, errors
 from ragchat.settings import Settings
 
 console = Console()
@@ -53,6 +53,7 @@ def load_settings(data_dir: Path | None) -> Settings:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
+    crashpoints.arm(settings.crashpoint)
     for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # A missing cross-encoder is said once, plainly, by `ragchat health` and `kb stats`, not

@@ -303,6 +303,9 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
     vector_store: VectorStoreSettings = VectorStoreSettings()
+    # Crash tests only: kill the process (SIGKILL) at this named point, "name" or "name@N" for
+    # its Nth time; see ragchat/crashpoints.py. None (the default) = never.
+    crashpoint: str | None = Field(default=None, pattern=r"^[\w.\-]+(@[1-9][0-9]*)?$")
 
     @property
     def kb_root(self) -> Path:

@@ -48,11 +48,12 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         kind: UserKind = "anonymous",
         display_name: str | None = None,
     ) -> User:
+        if user_id is not None:  # a new id is new: no read needed
+            with self._tx(write=False) as s:
+                found = s.get(UserRecord, user_id)
+                if found is not None:
+                    return User.model_validate(found)
         user_id = user_id or new_id()
-        with self._tx(write=False) as s:
-            found = s.get(UserRecord, user_id)
-            if found is not None:
-                return User.model_validate(found)
         try:
             with self._tx() as s:
                 now = self._now()
