@@ -22,7 +22,8 @@ from ragchat.types import Citation, HistoryMessage
 # Concurrent appends to one conversation may pick the same seq; the loser retries.
 SEQ_RETRIES = 20
 _HISTORY_STATUSES = ("complete", "interrupted")
-_DRAFT: tuple[MessageRole, str, MessageStatus] = ("assistant", "", "streaming")
+# A reply row before its first token: "streaming", empty, its agent set when it settles.
+DRAFT: tuple[MessageRole, str, MessageStatus] = ("assistant", "", "streaming")
 
 
 class _SeqTaken(Exception):
@@ -37,7 +38,7 @@ class MessagesMixin(SqlCore):
         return self._append(conversation_id, [("assistant", "", "streaming")], agent)[0]
 
     def begin_turn(self, conversation_id: str, content: str) -> tuple[MessageRow, MessageRow]:
-        rows = self._append(conversation_id, [("user", content, "complete"), _DRAFT])
+        rows = self._append(conversation_id, [("user", content, "complete"), DRAFT])
         return rows[0], rows[1]
 
     def finish_assistant_message(
@@ -131,7 +132,7 @@ class MessagesMixin(SqlCore):
         s: Session,
         conversation_id: str,
         messages: Sequence[tuple[MessageRole, str, MessageStatus]],
-        agent: str | None,
+        agent: str | None = None,
     ) -> list[MessageRow]:
         # The row lock queues appends to one conversation on Postgres (SQLite: BEGIN IMMEDIATE);
         # UNIQUE(conversation_id, seq) and the retry in ``_append`` remain the safety net.

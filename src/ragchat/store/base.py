@@ -61,6 +61,14 @@ class ConversationRepository(Protocol):
         self, user_id: str, title: str | None = None, conversation_id: str | None = None
     ) -> ConversationRow: ...
 
+    def start_conversation(
+        self, user_id: str, content: str
+    ) -> tuple[ConversationRow, MessageRow, MessageRow]:
+        """A new conversation with its first user message and that message's empty
+        "streaming" reply, in one transaction (``MessageRepository.begin_turn``'s guarantee,
+        and one commit instead of two for the most common turn of a new user)."""
+        ...
+
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
 
     def list_conversations(

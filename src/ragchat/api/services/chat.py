@@ -94,14 +94,14 @@ class ChatService:
     ) -> PreparedTurn:
         text = self.check(message, agent)
         history = []
-        if conversation_id is None:  # a new conversation has no history to read
-            conv = self.store.create_conversation(user_id)
+        if conversation_id is None:  # one commit; a new conversation has no history to read
+            conv, user_message, reply_message = self.store.start_conversation(user_id, text)
         else:
             if by_session_id:  # the turn runs as the conversation's owner
                 user_id = session_owner(self.store, user_id, conversation_id, anonymous=anonymous)
             conv = self.store.get_conversation(user_id, conversation_id)
             history = self.store.recent_history(conv.id, self.settings.history_turns)
-        user_message, reply_message = self.store.begin_turn(conv.id, text)
+            user_message, reply_message = self.store.begin_turn(conv.id, text)
         crashpoint("chat.user_message_stored")
         state = ConversationState(
             conversation_id=conv.id,
