@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ragchat import crashpoints, errors
+from ragchat import errors
 from ragchat.settings import Settings
 
 console = Console()
@@ -53,13 +53,16 @@ def load_settings(data_dir: Path | None) -> Settings:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
-    crashpoints.arm(settings.crashpoint)
     for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # A missing cross-encoder is said once, plainly, by `ragchat health` and `kb stats`, not
     # by every command that searches; ingestion errors are printed by the ingest command.
     logging.getLogger("ragchat.retrieve.rerank").setLevel(logging.ERROR)
     logging.getLogger("ragchat.index.ingestion").setLevel(logging.ERROR)
+    if settings.crash_at:
+        from ragchat.index.crashpoints import arm
+
+        arm(settings.crash_at)
     return settings
 
 

@@ -1,4 +1,4 @@
-"""A real ``ragchat serve`` killed with SIGKILL (``Settings.crashpoint``) at each point of a
+"""A real ``ragchat serve`` killed with SIGKILL (``Settings.crash_at``) at each point of a
 streamed chat turn, then restarted: every acknowledged user message is there, every reply is
 complete or ``interrupted`` (never left ``streaming``, never missing), each turn is exactly one
 question and one reply, the conversation carries on, and SQLite's integrity check passes.
@@ -38,7 +38,7 @@ examples = ["I'm feeling really stressed about work", "I feel sad and lonely"]
 POINTS = {
     "chat.acknowledged": "interrupted",  # the client has the metadata event (and a cookie)
     "chat.user_message_stored": "interrupted",  # committed, no response sent yet
-    "chat.token@3": "interrupted",  # mid-stream
+    "chat.token#3": "interrupted",  # mid-stream
     "chat.before_reply_stored": "interrupted",  # the final reply built, not stored
     "store.reply_uncommitted": "interrupted",  # inside the reply's transaction
     "chat.reply_stored": "complete",  # stored, the final event not sent
@@ -74,7 +74,7 @@ class Server:
             RAGCHAT_EMBEDDING__PREWARM_SENTENCES="false",
         )
         if crashpoint:
-            env["RAGCHAT_CRASHPOINT"] = crashpoint
+            env["RAGCHAT_CRASH_AT"] = crashpoint
         args = ["serve", "--host", "127.0.0.1", "--port", str(self.port)]
         log = (self.data_dir.parent / "serve.log").open("ab")
         self.proc = subprocess.Popen(

@@ -1,4 +1,4 @@
-"""``ragchat kb migrate`` killed with SIGKILL (``Settings.crashpoint``) at each point of a copy,
+"""``ragchat kb migrate`` killed with SIGKILL (``Settings.crash_at``) at each point of a copy,
 both ways between the embedded store and Qdrant's local mode: the re-run ends with exactly what
 one clean run leaves (counts, chunks, vectors, documents, files, and no orphan points or
 vectors), and the source is untouched."""
@@ -36,9 +36,9 @@ DOCS = 12  # ~100 children each: three batches of >= 512 children (migrate._BATC
 # with the target still marked as migrating.
 POINTS = [
     "migrate.target_ready",
-    "migrate.chunks_written@2",
-    "migrate.rows_written@2",
-    "migrate.batch_saved@2",
+    "migrate.chunks_written#2",
+    "migrate.rows_written#2",
+    "migrate.batch_saved#2",
     "migrate.copied",
 ]
 
@@ -72,7 +72,7 @@ def run_migrate(settings: Settings, to: str, name: str, crash: str | None) -> in
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")}
     env.update(RAGCHAT_DATA_DIR=str(settings.data_dir), COLUMNS="200")
     if crash:
-        env["RAGCHAT_CRASHPOINT"] = crash
+        env["RAGCHAT_CRASH_AT"] = crash
     code = "import sys; from ragchat.cli import app; sys.argv[0] = 'ragchat'; app()"
     args = ["kb", "migrate", "demo", "--to", to, "--name", name]
     done = subprocess.run(

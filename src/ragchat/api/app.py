@@ -90,6 +90,10 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     from ragchat.store import build_store
 
     prepare_runtime(settings)
+    if settings.crash_at:
+        from ragchat.index.crashpoints import arm
+
+        arm(settings.crash_at)
     store = given.store if given.store is not None else build_store(settings)
     engine = given.engine
     app_config = given.app_config or (

@@ -18,10 +18,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ragchat.crashpoints import crashpoint
 from ragchat.errors import IndexStateError
 from ragchat.index.base import Matrix, Vector, WritableKB
 from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.crashpoints import crashpoint
 from ragchat.index.sparse import document_lengths
 from ragchat.index.stores import Backend, create_kb, delete_kb, describe_kb, kb_names, open_kb
 from ragchat.settings import Settings

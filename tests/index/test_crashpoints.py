@@ -6,16 +6,12 @@ import signal
 import subprocess
 import sys
 
-import pytest
-from pydantic import ValidationError
-
-from ragchat import crashpoints
-from ragchat.errors import ConfigError
+from ragchat.index import crashpoints
 from ragchat.settings import Settings
 
 SCRIPT = """
 import sys
-from ragchat.crashpoints import arm, crashpoint
+from ragchat.index.crashpoints import arm, crashpoint
 arm(sys.argv[1])
 for i in range(1, 4):
     crashpoint("other")
@@ -33,18 +29,14 @@ def run(spec: str) -> subprocess.CompletedProcess[str]:
 def test_an_armed_point_kills_the_process_at_its_nth_arrival() -> None:
     first = run("here")
     assert (first.returncode, first.stdout.split()) == (-signal.SIGKILL, ["1"])
-    third = run("here@3")
+    third = run("here#3")
     assert (third.returncode, third.stdout.split()) == (-signal.SIGKILL, ["1", "2", "3"])
     elsewhere = run("nowhere")
     assert (elsewhere.returncode, elsewhere.stdout.split()) == (0, ["1", "2", "3"])
 
 
-def test_unarmed_points_do_nothing_and_bad_specs_are_refused() -> None:
+def test_unarmed_points_do_nothing_and_the_setting_names_the_point() -> None:
     crashpoints.arm(None)
     crashpoints.crashpoint("chat.token")  # still here
-    for bad in ("@2", "x@0", "x@two"):
-        with pytest.raises(ConfigError):
-            crashpoints.arm(bad)
-    with pytest.raises(ValidationError):
-        Settings(crashpoint="chat token; rm")
-    assert Settings(crashpoint="chat.token@3").crashpoint == "chat.token@3"
+    assert Settings(crash_at="chat.token#3").crash_at == "chat.token#3"
+    assert Settings().crash_at is None
