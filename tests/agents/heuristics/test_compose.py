@@ -180,6 +180,17 @@ def test_uses_hit_context_when_set(hashing: HashingEmbedder) -> None:
                 "medicine.",
             ],
         ),
+        (
+            "Care focuses on easing symptoms while the body fights the infection:\n\n"
+            "- pain relievers such as acetaminophen or ibuprofen for aches and fever\n"
+            "- warm drinks, honey and throat lozenges for a sore throat that lingers",
+            [
+                "Care focuses on easing symptoms while the body fights the infection: pain "
+                "relievers such as acetaminophen or ibuprofen for aches and fever.",
+                "Care focuses on easing symptoms while the body fights the infection: warm "
+                "drinks, honey and throat lozenges for a sore throat that lingers.",
+            ],
+        ),
     ],
 )
 def test_sentence_splitting(text: str, expected: list[str]) -> None:

@@ -151,6 +151,9 @@ def segment(text: str) -> list[Piece]:
     return out
 
 
+_LIST_VERBS = wordset("include includes including contain contains mean means")
+
+
 def _list_sentences(intro: str, items: list[str]) -> list[str]:
     items = [it for it in items if it]
     if not items or sum(it.endswith("?") for it in items) * 2 > len(items):
@@ -158,10 +161,14 @@ def _list_sentences(intro: str, items: list[str]) -> list[str]:
     if all(len(it.split()) <= 8 for it in items):
         return [f"{intro} {', '.join(items)}."]
     lead = intro.rstrip(":").rstrip()
+    # "The risk is higher if you: take …" reads on as one sentence; "… fights the infection:
+    # pain relievers …" needs its colon kept.
+    last = lead.split()[-1].lower() if lead.split() else ""
+    joint = " " if last in STOPWORDS or last in _LIST_VERBS else ": "
     out: list[str] = []
     for it in items:
         if it[:1].islower():
-            out.append(f"{lead} {it}.")
+            out.append(f"{lead}{joint}{it}.")
         else:
             out.extend(sentence_pieces(it if _TERMINAL.search(it) else it + "."))
     return out
