@@ -4,7 +4,11 @@ Start-up (in a worker thread, it blocks): the store (migrations, crash recovery:
 half-written become "interrupted", upload jobs left unfinished "failed"), the embedder, the
 configured knowledge bases' sources ingested (the bundled samples on a fresh data directory, a
 cheap hash check afterwards), the engine wired to the shared knowledge-base registry and the
-persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these."""
+persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these. The
+data directory's lock (``api/datadir.py``) is held from before start-up to after shutdown.
+
+Shutdown: the running upload job stops at its next safe point and is marked interrupted
+(nothing of it saved), queued ones too; then the engine and the stores close."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragchat import __version__
 from ragchat.agents.config import AppConfig, load_config
+from ragchat.api.datadir import hold_data_dir
 from ragchat.api.docs import install_docs
 from ragchat.api.errors import install_error_handlers
 from ragchat.api.middleware import (
@@ -158,6 +163,14 @@ def _start_prewarm(settings: Settings, engine: object) -> threading.Event | None
     return start_prewarm(engine)
 
 
+def cancel_ingestion(app: FastAPI) -> None:
+    """Called as soon as a stop is asked for (``ragchat serve`` on SIGTERM/SIGINT), before
+    uvicorn drains the open connections: the running upload stops at its next safe point."""
+    state = getattr(app.state, "ragchat", None)
+    if isinstance(state, AppState):
+        state.documents.cancel()
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -180,29 +193,33 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = await run_sync(_build_state, settings, given)
-        app.state.ragchat = state
-        prewarm = _start_prewarm(settings, state.engine.engine)
-        cleaner = asyncio.create_task(
-            state.sessions.run_periodically(api.session_cleanup_interval_s)
-        )
-        log.info(
-            "ragchat %s ready (agents: %s)", __version__, ", ".join(sorted(state.engine.agents))
-        )
-        try:
-            yield
-        finally:
-            cleaner.cancel()
-            if prewarm is not None:
-                prewarm.set()
-            with suppress(asyncio.CancelledError):
-                await cleaner
-            # In-flight ingestion finishes (a torn index is worse than a slow exit).
-            await run_sync(state.executor.shutdown, wait=True, cancel_futures=True)
-            await state.engine.aclose()
-            state.registry.close()
-            if store is None:
-                state.store.close()
+        with hold_data_dir(settings.data_dir):  # before anything in it is touched
+            state = await run_sync(_build_state, settings, given)
+            app.state.ragchat = state
+            prewarm = _start_prewarm(settings, state.engine.engine)
+            cleaner = asyncio.create_task(
+                state.sessions.run_periodically(api.session_cleanup_interval_s)
+            )
+            log.info(
+                "ragchat %s ready (agents: %s)",
+                __version__,
+                ", ".join(sorted(state.engine.agents)),
+            )
+            try:
+                yield
+            finally:
+                cleaner.cancel()
+                if prewarm is not None:
+                    prewarm.set()
+                with suppress(asyncio.CancelledError):
+                    await cleaner
+                # The running upload stops at its next safe point with nothing saved (a
+                # service manager kills a server that takes too long: a crash mid-write).
+                await run_sync(state.documents.shutdown)
+                await state.engine.aclose()
+                state.registry.close()
+                if store is None:
+                    state.store.close()
 
     def limit_for(path: str) -> int:
         return api.upload_max_bytes if UPLOAD_PATH.match(path) else api.max_body_bytes
