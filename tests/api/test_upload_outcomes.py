@@ -157,3 +157,25 @@ def test_a_shutdown_stops_the_running_job_with_nothing_saved(tmp_path: Path) -> 
     assert "upload the files again" in SHUTDOWN_JOB_MESSAGE
     assert not (tmp_path / "data" / "kb" / "notes").exists()  # nothing of it was saved
     assert _uploads(tmp_path) == []
+
+
+def test_only_files_whose_bytes_did_not_land_are_removed(
+    app_client: TestClient, tmp_path: Path
+) -> None:
+    """A re-uploaded unchanged file stays; a new version that fails to parse is removed
+    while the knowledge base keeps serving the old one."""
+    first = [
+        ("files", ("keep.md", NOTE)),
+        ("files", ("notes.jsonl", b'{"_id": "1", "text": "Wombats dig burrows."}\n')),
+    ]
+    job = wait_for(app_client, app_client.post("/kb/notes/documents", files=first).json()["job_id"])
+    assert job["status"] == "done" and _uploads(tmp_path) == ["keep.md", "notes.jsonl"]
+    second = [("files", ("keep.md", NOTE)), ("files", ("notes.jsonl", DEEP_JSONL))]
+    job = wait_for(
+        app_client, app_client.post("/kb/notes/documents", files=second).json()["job_id"]
+    )
+    assert job["result"]["unchanged_files"] == 1
+    assert [e["file"] for e in job["result"]["errors"]] == ["notes.jsonl"]
+    assert _uploads(tmp_path) == ["keep.md"]
+    listed = sorted(d["file"] for d in app_client.get("/kb/notes/documents").json())
+    assert listed == ["keep.md", "notes.jsonl"]  # the old version is still there

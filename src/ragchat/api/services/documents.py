@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
-from ragchat.errors import IngestCancelled
+from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index.base import Catalogue
 from ragchat.index.ingestion import IngestReport, UploadCaps, file_key, ingest_paths
 from ragchat.index.kb import validate_name
@@ -99,7 +99,8 @@ class DocumentService:
         )
         self._cancel = threading.Event()
         self._jobs_lock = threading.Lock()
-        self._unfinished: dict[str, list[Path]] = {}  # this process's queued/running jobs
+        # This process's queued and running jobs: id → (knowledge base, files).
+        self._unfinished: dict[str, tuple[str, list[Path]]] = {}
 
     # -- ownership -----------------------------------------------------------------------------
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
@@ -157,7 +158,7 @@ class DocumentService:
     def start_job(self, user_id: str, kb: str, paths: Sequence[Path]) -> JobRow:
         job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
         with self._jobs_lock:
-            self._unfinished[job.id] = list(paths)
+            self._unfinished[job.id] = (kb, list(paths))
         self.executor.submit(self.run_job, job.id, kb, list(paths))
         return job
 
@@ -189,8 +190,8 @@ class DocumentService:
         self.executor.shutdown(wait=True, cancel_futures=True)
         with self._jobs_lock:
             left = dict(self._unfinished)
-        for job_id, paths in left.items():  # queued, never started
-            self._interrupted(job_id, paths)
+        for job_id, (kb, paths) in left.items():  # queued, never started
+            self._interrupted(job_id, kb, paths)
         self.parser.close()
 
     def run_job(self, job_id: str, kb: str, paths: list[Path]) -> None:
@@ -198,7 +199,7 @@ class DocumentService:
         Each file succeeds or fails on its own; a failed file is removed from disk."""
         try:
             if self._cancel.is_set():
-                self._interrupted(job_id, paths)
+                self._interrupted(job_id, kb, paths)
                 return
             self.store.update_job(job_id, status="running", message="reading files")
             self._ingest(job_id, kb, paths)
@@ -229,15 +230,14 @@ class DocumentService:
                 sizes = {
                     r.doc_id: r.n_children for r in target.store.documents() if r.doc_id in fresh
                 }
-                landed = {p for p in paths if _landed(target.store, p)}
         except IngestCancelled:
-            self._interrupted(job_id, paths)
+            self._interrupted(job_id, kb, paths)
             return
         except Exception as exc:
             log.exception("ingestion job %s failed", job_id)
             reason = redact(str(exc), paths, self.settings.data_dir)
             self.store.update_job(job_id, status="failed", message=f"ingestion failed: {reason}")
-            self._remove_files(job_id, paths, keep=set())
+            self._remove_files(job_id, kb, paths)
             return
         result = _report(report, doc_ids, sizes, paths, self.settings.data_dir)
         ok = report.added_files + report.replaced_files + report.unchanged_files
@@ -245,7 +245,7 @@ class DocumentService:
         message = f"{result['documents']} document(s), {result['chunks']} chunks"
         if report.errors:
             message += f"; {len(report.errors)} file(s) failed"
-        self._remove_files(job_id, paths, keep=landed)
+        self._remove_files(job_id, kb, paths)
         self.store.update_job(
             job_id,
             status=status,
@@ -256,9 +256,9 @@ class DocumentService:
         )
         log.info("ingestion job %s %s: %s", job_id, status, message)
 
-    def _interrupted(self, job_id: str, paths: Sequence[Path]) -> None:
+    def _interrupted(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
         """Marks a job stopped by a shutdown (its files, none saved, are removed)."""
-        self._remove_files(job_id, paths, keep=set())
+        self._remove_files(job_id, kb, paths)
         self.store.update_job(
             job_id,
             status="failed",
@@ -267,12 +267,22 @@ class DocumentService:
         )
         log.warning("ingestion job %s interrupted by the shutdown; nothing of it was saved", job_id)
 
-    def _remove_files(self, job_id: str, paths: Sequence[Path], keep: set[Path]) -> None:
-        """Deletes job ``job_id``'s uploaded files that did not land in the knowledge base (a
-        failed or interrupted file's bytes are of no use on the server), unless another job
-        still queued will read the same path."""
+    def _remove_files(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
+        """Deletes job ``job_id``'s uploaded files whose bytes did not land in the knowledge
+        base (a failed or interrupted file is of no use on the server), unless another job
+        still queued will read the same path. When the knowledge base cannot be read, nothing
+        is deleted."""
+        try:
+            with self.registry.reading(kb) as live:  # readers wait: no hashing in here
+                recorded = {p: live.store.file_sha(file_key(p)) for p in paths}
+        except KnowledgeBaseNotFound:
+            recorded = {}
+        except Exception:
+            log.exception("job %s: its files are kept (knowledge base %s unreadable)", job_id, kb)
+            return
+        keep = {p for p in paths if recorded.get(p) is not None and recorded[p] == _sha(p)}
         with self._jobs_lock:
-            wanted = {p for j, queued in self._unfinished.items() if j != job_id for p in queued}
+            wanted = {p for j, (_, ps) in self._unfinished.items() if j != job_id for p in ps}
         for path in paths:
             if path not in keep and path not in wanted:
                 path.unlink(missing_ok=True)
@@ -336,12 +346,11 @@ class _JobProgress:
         self.store.update_job(self.job_id, **kwargs)
 
 
-def _landed(store: Catalogue, path: Path) -> bool:
-    """Whether the bytes on disk at ``path`` are the ones its knowledge base holds."""
+def _sha(path: Path) -> str | None:
     try:
-        return store.file_sha(file_key(path)) == hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
-        return False
+        return None
 
 
 def _docs_of_bytes(store: Catalogue, key: str) -> list[str]:
