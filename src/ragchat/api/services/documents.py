@@ -8,7 +8,6 @@ and never retrieved for them."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -20,8 +19,7 @@ from typing import Any
 
 from ragchat.api.errors import ApiError
 from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
-from ragchat.index.base import Catalogue
-from ragchat.index.ingestion import IngestReport, UploadCaps, file_key, ingest_paths
+from ragchat.index.ingestion import UploadCaps, file_key, ingest_paths
 from ragchat.index.kb import validate_name
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
@@ -32,6 +30,7 @@ from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
+from .job_result import docs_of_bytes, file_sha, job_result, redact
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +219,7 @@ class DocumentService:
                     load=self.parser.load,
                     caps=self.caps,
                 )
-                doc_ids = {p.name: _docs_of_bytes(target.store, file_key(p)) for p in paths}
+                doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
                     d
                     for p in paths
@@ -239,7 +238,7 @@ class DocumentService:
             self.store.update_job(job_id, status="failed", message=f"ingestion failed: {reason}")
             self._remove_files(job_id, kb, paths)
             return
-        result = _report(report, doc_ids, sizes, paths, self.settings.data_dir)
+        result = job_result(report, doc_ids, sizes, paths, self.settings.data_dir)
         ok = report.added_files + report.replaced_files + report.unchanged_files
         status: JobStatus = "failed" if report.errors and not ok else "done"
         message = f"{result['documents']} document(s), {result['chunks']} chunks"
@@ -280,7 +279,7 @@ class DocumentService:
         except Exception:
             log.exception("job %s: its files are kept (knowledge base %s unreadable)", job_id, kb)
             return
-        keep = {p for p in paths if recorded.get(p) is not None and recorded[p] == _sha(p)}
+        keep = {p for p in paths if recorded.get(p) is not None and recorded[p] == file_sha(p)}
         with self._jobs_lock:
             wanted = {p for j, (_, ps) in self._unfinished.items() if j != job_id for p in ps}
         for path in paths:
@@ -344,59 +343,3 @@ class _JobProgress:
         if stage == "read":
             kwargs["done"] = done
         self.store.update_job(self.job_id, **kwargs)
-
-
-def _sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _docs_of_bytes(store: Catalogue, key: str) -> list[str]:
-    """The documents a file's bytes hold, whoever's copy they were first ingested from."""
-    sha = store.file_sha(key)
-    paths = store.paths_with_sha(sha) if sha is not None else [key]
-    return sorted({d for p in paths for d in store.docs_of_file(p)})
-
-
-def redact(text: str, paths: Sequence[Path], data_dir: Path) -> str:
-    """``text`` without server paths: each uploaded file's path becomes its name, anything
-    else under the data directory (the uploader's id is part of the upload folder) goes."""
-    for path in paths:
-        for form in {str(path.resolve()), str(path)}:
-            text = text.replace(form, path.name)
-    for root in {str(data_dir.resolve()), str(data_dir)}:
-        text = text.replace(root + "/", "").replace(root, "")
-    return text
-
-
-def _report(
-    report: IngestReport,
-    doc_ids: dict[str, list[str]],
-    sizes: dict[str, int],
-    paths: Sequence[Path],
-    data_dir: Path,
-) -> dict[str, Any]:
-    """The job result as its uploader sees it: file names, never server paths. ``sizes``:
-    chunks per document of the files this job added or changed, counted the same whether or
-    not someone else uploaded the same bytes first (sharing the work of embedding them must
-    not tell them so); an unchanged re-upload of their own file counts nothing."""
-    return {
-        "files": report.files,
-        "added_files": report.added_files,
-        "replaced_files": report.replaced_files,
-        "unchanged_files": report.unchanged_files,
-        "documents": len(sizes),
-        "chunks": sum(sizes.values()),
-        "seconds": round(report.seconds, 3),
-        "doc_ids": doc_ids,
-        "errors": [
-            {"file": Path(e.source).name, "reason": redact(e.reason, paths, data_dir)}
-            for e in report.errors
-        ],
-        "warnings": [
-            redact(f"{Path(source).name}: {warning}", paths, data_dir)
-            for source, warning in report.file_warnings[:20]
-        ],
-    }
