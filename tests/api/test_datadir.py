@@ -109,7 +109,7 @@ def test_a_second_server_touches_nothing_and_exits_8(
 
 # -- a real server, a real signal ----------------------------------------------------------------
 class LiveServer:
-    def __init__(self, data: Path, log: Path, **env: str) -> None:
+    def __init__(self, data: Path, log: Path, *, wait: bool = True, **env: str) -> None:
         self.data, self.log, self.port = data, log, _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         with log.open("ab") as out:
@@ -120,6 +120,11 @@ class LiveServer:
                 env=_env(**env),
                 start_new_session=True,
             )
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        log = self.log
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, log.read_text()
@@ -286,3 +291,31 @@ def test_sigterm_while_a_crafted_pdf_parses_exits_within_seconds(
     assert store.get_job(user_id, job_id).message == SHUTDOWN_JOB_MESSAGE
     store.close()
     print(f"SIGTERM while a crafted PDF parses: exited in {took:.2f} s")
+
+
+@pytest.mark.slow
+def test_sigterm_during_the_start_up_ingestion_exits_within_seconds(tmp_path: Path) -> None:
+    """A fresh data directory ingests the sample knowledge bases at start-up (~10 s on a busy
+    2-core machine); a SIGTERM then used to wait for all of it."""
+    data, log = tmp_path / "data", tmp_path / "server.log"
+    server = LiveServer(data, log, wait=False, RAGCHAT_API__BOOTSTRAP_KNOWLEDGE_BASES="true")
+    try:
+        deadline = time.monotonic() + 120
+        while "checking the configured knowledge bases" not in log.read_text():
+            assert time.monotonic() < deadline and server.proc.poll() is None, log.read_text()
+            time.sleep(0.05)
+        time.sleep(1.0)
+        took = server.stop_with_sigterm()
+        text = log.read_text()
+        assert "ingested knowledge base" not in text, "SIGTERM came too late to test anything"
+        assert took < 10.0, (took, text[-3000:])
+        assert "start-up stopped by a signal" in text
+    finally:
+        server.kill()
+    print(f"SIGTERM during the start-up ingestion: exited in {took:.2f} s")
+    again = LiveServer(data, tmp_path / "again.log", RAGCHAT_API__BOOTSTRAP_KNOWLEDGE_BASES="true")
+    try:
+        kbs = {k["name"]: k for k in httpx.get(f"{again.url}/kb", timeout=30).json()}
+        assert kbs["medical"]["documents"] == 9  # the next start ingested them all
+    finally:
+        again.kill()

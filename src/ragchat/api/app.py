@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -54,12 +55,15 @@ from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.state import AppState
-from ragchat.errors import ConfigError
+from ragchat.errors import ConfigError, IngestCancelled
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
+
+if TYPE_CHECKING:
+    from ragchat.index.ingestion import Progress
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
@@ -82,7 +86,9 @@ class Injected:
     bootstrap: bool | None = None
 
 
-def _build_state(settings: Settings, given: Injected) -> AppState:
+def _build_state(
+    settings: Settings, given: Injected, stopping: threading.Event | None = None
+) -> AppState:
     """Everything blocking at start-up; a ``ConfigError``/``StoreUnavailable`` stops start-up
     with its message. The engine is built last, from parts that are complete: the knowledge
     base registry it opens KBs through (uploads are searchable at once) and the document
@@ -112,7 +118,9 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
         bootstrap = engine is None and settings.api.bootstrap_knowledge_bases
     if bootstrap:
         log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
-        for kb in ensure_knowledge_bases(settings, app_config, embedder):
+        for kb in ensure_knowledge_bases(
+            settings, app_config, embedder, progress=_stop_when(stopping or threading.Event())
+        ):
             if kb.changed:
                 r = kb.report
                 log.info(
@@ -163,9 +171,24 @@ def _start_prewarm(settings: Settings, engine: object) -> threading.Event | None
     return start_prewarm(engine)
 
 
+def _stop_when(stopping: threading.Event) -> Progress:
+    """An ingestion progress callback that stops the ingestion (nothing of it saved) once
+    ``stopping`` is set: a signal during start-up does not wait for the bootstrap ingestion."""
+
+    def check(stage: str, done: int, total: int) -> None:
+        if stopping.is_set():
+            raise IngestCancelled("the server is stopping")
+
+    return check
+
+
 def cancel_ingestion(app: FastAPI) -> None:
     """Called as soon as a stop is asked for (``ragchat serve`` on SIGTERM/SIGINT), before
-    uvicorn drains the open connections: the running upload stops at its next safe point."""
+    uvicorn drains the open connections: the running upload stops at its next safe point,
+    and so does the start-up's ingestion of the configured knowledge bases."""
+    stopping = getattr(app.state, "stopping", None)
+    if isinstance(stopping, threading.Event):
+        stopping.set()
     state = getattr(app.state, "ragchat", None)
     if isinstance(state, AppState):
         state.documents.cancel()
@@ -190,11 +213,19 @@ def create_app(
     if any(o.strip() == "*" for o in api.cors_origins):
         raise ConfigError("api.cors_origins must list explicit origins, not '*'")
     given = Injected(engine, store, embedder, chat_model, app_config, bootstrap)
+    stopping = threading.Event()  # set by ``cancel_ingestion``
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         with hold_data_dir(settings.data_dir):  # before anything in it is touched
-            state = await run_sync(_build_state, settings, given)
+            try:
+                state = await run_sync(_build_state, settings, given, stopping)
+            except IngestCancelled:
+                log.warning(
+                    "start-up stopped by a signal: the knowledge bases' ingestion under "
+                    "way was cancelled, nothing of it saved (it resumes at the next start)"
+                )
+                raise
             app.state.ragchat = state
             prewarm = _start_prewarm(settings, state.engine.engine)
             cleaner = asyncio.create_task(
@@ -251,6 +282,7 @@ def create_app(
         docs_url=None,  # FastAPI's pages load from a CDN: ours are served offline
         redoc_url=None,
     )
+    app.state.stopping = stopping
     install_error_handlers(app)
     install_docs(app)
     routers = (health, users, chat, conversations, documents, query, compat, openai_compat, ui)
