@@ -109,10 +109,7 @@ class _FilePlan:
     pages: int
     warnings: list[tuple[str, str]]  # (document source, warning)
     kept: set[str] = field(default_factory=set)  # stored documents this file also holds
-
-    @property
-    def chars(self) -> int:
-        return sum(len(c.text) for c in self.chunks if not c.is_parent)
+    chars: int = 0  # extracted text of the documents it adds
 
     @property
     def children(self) -> int:
@@ -226,6 +223,7 @@ def _plan_file(
         except RecursionError as exc:
             raise IngestError(str(path), "nested too deeply to chunk") from exc
         plan.chunks.extend(doc_chunks)
+        plan.chars += sum(len(s.text) for s in doc.sections)
         plan.sections += len(doc.sections)
         if doc.kind == "pdf":
             plan.pages += len(doc.sections)
