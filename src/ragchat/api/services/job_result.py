@@ -31,9 +31,10 @@ def redact(text: str, paths: Sequence[Path], data_dir: Path) -> str:
     """``text`` without server paths: each uploaded file's path becomes its name, anything
     else under the data directory (the uploader's id is part of the upload folder) goes."""
     for path in paths:
-        for form in {str(path.resolve()), str(path)}:
+        for form in sorted({str(path.resolve()), str(path)}, key=len, reverse=True):
             text = text.replace(form, path.name)
-    for root in {str(data_dir.resolve()), str(data_dir)}:
+    root = str(data_dir.resolve())  # absolute: a relative "." must not strip every dot
+    if len(root) > 1:
         text = text.replace(root + "/", "").replace(root, "")
     return text
 
