@@ -26,9 +26,9 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 Loader = Callable[[Path], list[LoadedDocument]]
-# Chunks per embedding call: progress (and a cancel) is seen between blocks, so a block is
-# kept to about a second of a 2-core machine's work.
-_EMBED_BLOCK = 64
+# Chunks per embedding call: progress (and a cancel) is seen between blocks. 32 (one batch of
+# the default embedder) is ~0.3-1.2 s of a busy 2-core machine; 64 took up to 2.5 s there.
+_EMBED_BLOCK = 32
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
