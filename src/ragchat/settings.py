@@ -40,6 +40,9 @@ class IngestLimits(BaseModel):
     max_upload_chars: int = Field(default=60_000_000, ge=0)
     max_upload_chunks: int = Field(default=100_000, ge=0)
     max_pdf_pages: int = Field(default=5_000, ge=0)
+    # Searchable chunks of all of one user's uploads together (what they already have counts):
+    # ~120 MB of text, hours of embedding on a small machine.
+    max_user_chunks: int = Field(default=200_000, ge=0)
     # Each file is parsed in a separate process killed after this many seconds, its address
     # space capped at parse_memory_mb: a crafted file (deep nesting, a decompression bomb, a
     # million pages) cannot hold the ingestion worker or the server's memory.

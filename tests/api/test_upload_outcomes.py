@@ -160,3 +160,25 @@ def test_a_shutdown_stops_the_running_job_with_nothing_saved(tmp_path: Path) -> 
     assert "upload the files again" in SHUTDOWN_JOB_MESSAGE
     assert not (tmp_path / "data" / "kb" / "notes").exists()  # nothing of it was saved
     assert _uploads(tmp_path) == []
+
+
+def test_the_per_user_quota_counts_what_the_user_already_has(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, max_user_chunks=8)
+    app = create_app(settings, engine=FakeEngine(), embedder=HashingEmbedder(), bootstrap=False)
+    notes = [
+        (f"n{i}.txt", f"Note {i} about wombats and their burrows. ".encode() * 40) for i in range(3)
+    ]
+    with TestClient(app) as alice:
+        bob = TestClient(app)  # another browser: another user
+        first = wait_for(
+            alice, alice.post("/kb/notes/documents", files={"files": notes[0]}).json()["job_id"]
+        )
+        assert first["status"] == "done" and 0 < first["result"]["chunks"] <= 4
+        second = alice.post("/kb/notes/documents", files=[("files", n) for n in notes[1:]])
+        job = wait_for(alice, second.json()["job_id"])
+        reasons = [e["reason"] for e in job["result"]["errors"]]
+        assert reasons == ["your upload quota is reached (8 chunks per user)"]
+        assert first["result"]["chunks"] + job["result"]["chunks"] <= 8
+        # Bob's quota is his own: Alice's chunks do not count against it.
+        other = bob.post("/kb/notes/documents", files={"files": ("b.txt", notes[2][1])})
+        assert wait_for(bob, other.json()["job_id"])["result"]["errors"] == []

@@ -93,6 +93,8 @@ class UploadCaps:
     file_chunks: int = 0
     total_chars: int = 0
     total_chunks: int = 0
+    user_chunks: int = 0  # the uploader's quota, of which ``user_used`` are already stored
+    user_used: int = 0
 
 
 @dataclass
@@ -261,6 +263,10 @@ def _check_caps(source: str, plan: _FilePlan, caps: UploadCaps, totals: list[int
     if caps.total_chunks and totals[1] + chunks > caps.total_chunks:
         raise IngestError(
             source, f"the upload's chunk limit is reached ({caps.total_chunks:,} per upload)"
+        )
+    if caps.user_chunks and caps.user_used + totals[1] + chunks > caps.user_chunks:
+        raise IngestError(
+            source, f"your upload quota is reached ({caps.user_chunks:,} chunks per user)"
         )
     totals[0] += chars
     totals[1] += chunks

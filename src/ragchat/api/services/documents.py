@@ -13,12 +13,12 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
-from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
+from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
 from ragchat.index.ingestion import UploadCaps, file_key, ingest_paths
 from ragchat.index.kb import validate_name
 from ragchat.ingest.chunking import Chunker
@@ -87,6 +87,7 @@ class DocumentService:
             limits.max_file_chunks,
             limits.max_upload_chars,
             limits.max_upload_chunks,
+            limits.max_user_chunks,
         )
         self.parser = ParseWorker(
             ParseLimits(
@@ -100,6 +101,7 @@ class DocumentService:
         self._jobs_lock = threading.Lock()
         # This process's queued and running jobs: id → (knowledge base, files).
         self._unfinished: dict[str, tuple[str, list[Path]]] = {}
+        self._owners: dict[str, str] = {}  # job id → uploader, for the per-user quota
 
     # -- ownership -----------------------------------------------------------------------------
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
@@ -158,6 +160,7 @@ class DocumentService:
         job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
         with self._jobs_lock:
             self._unfinished[job.id] = (kb, list(paths))
+            self._owners[job.id] = user_id
         self.executor.submit(self.run_job, job.id, kb, list(paths))
         return job
 
@@ -205,6 +208,7 @@ class DocumentService:
         finally:
             with self._jobs_lock:
                 self._unfinished.pop(job_id, None)
+                self._owners.pop(job_id, None)
 
     def _ingest(self, job_id: str, kb: str, paths: list[Path]) -> None:
         progress = _JobProgress(self.store, job_id, self._cancel)
@@ -217,7 +221,7 @@ class DocumentService:
                     Chunker(self.settings.chunking),
                     progress=progress,
                     load=self.parser.load,
-                    caps=self.caps,
+                    caps=self._caps_for(job_id),
                 )
                 doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
@@ -254,6 +258,22 @@ class DocumentService:
             result=result,
         )
         log.info("ingestion job %s %s: %s", job_id, status, message)
+
+    def _caps_for(self, job_id: str) -> UploadCaps:
+        """The caps with the uploader's stored chunks counted against their quota."""
+        with self._jobs_lock:
+            user_id = self._owners.get(job_id)
+        if user_id is None or not self.caps.user_chunks:
+            return self.caps
+        mine = user_folder(user_id)
+        used = 0
+        for name in self.registry.names():
+            try:
+                views = self.access.views(name)
+            except RagchatError:  # an unreadable knowledge base holds nothing to count
+                continue
+            used += sum(v.row.n_children for v in views if not v.shared and mine in v.owners)
+        return replace(self.caps, user_used=used)
 
     def _interrupted(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
         """Marks a job stopped by a shutdown (its files, none saved, are removed)."""
