@@ -213,6 +213,7 @@ class DocumentService:
     def _ingest(self, job_id: str, kb: str, paths: list[Path]) -> None:
         progress = _JobProgress(self.store, job_id, self._cancel)
         try:
+            caps = self._caps_for(job_id)  # before a new knowledge base exists to be opened
             with self.registry.writing(kb, create=True) as target:
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
                 report = ingest_paths(
@@ -221,7 +222,7 @@ class DocumentService:
                     Chunker(self.settings.chunking),
                     progress=progress,
                     load=self.parser.load,
-                    caps=self._caps_for(job_id),
+                    caps=caps,
                 )
                 doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
