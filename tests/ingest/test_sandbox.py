@@ -134,3 +134,19 @@ def test_cancel_stops_a_parse_at_once(worker: ParseWorker, tmp_path: Path, craft
     with pytest.raises(IngestCancelled):  # and nothing starts after it
         slow.load(_write(tmp_path, "a.txt", b"text"))
     slow.close()
+
+
+def test_the_parser_gets_none_of_the_servers_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crafted file exploiting the parser finds no API key or database URL around it."""
+    monkeypatch.setenv("RAGCHAT_LLM__API_KEY", "sk-canary")
+    path = _write(tmp_path, "env.jsonl", b'{"_id": "1", "text": "probe"}\n')
+    probe = ParseWorker(ParseLimits(timeout_s=60))
+    try:
+        probe.load(path)  # starts the child with the environment as it is now
+        assert probe._proc is not None
+        environ = Path(f"/proc/{probe._proc.pid}/environ").read_bytes()
+    finally:
+        probe.close()
+    assert b"sk-canary" not in environ and b"RAGCHAT_" not in environ

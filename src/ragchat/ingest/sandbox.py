@@ -130,7 +130,12 @@ class ParseWorker:
         cmd = [sys.executable, "-m", "ragchat.ingest.sandbox", str(to_child_r), str(from_child_w)]
         try:
             self._proc = subprocess.Popen(
-                [*cmd, memory], pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL
+                [*cmd, memory],
+                pass_fds=(to_child_r, from_child_w),
+                stdin=subprocess.DEVNULL,
+                # The parser needs no settings (its limits come over the pipe): keep the
+                # server's secrets (API keys, database URL) out of reach of a crafted file.
+                env={k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")},
             )
         finally:
             os.close(to_child_r)
