@@ -33,6 +33,7 @@ EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
     (errors.ModelLoadError, 5),
     (errors.IndexStateError, 6),
     (errors.RetrievalError, 7),
+    (errors.DataDirInUse, 8),
     (errors.RagchatError, 1),
 ]
 
