@@ -83,7 +83,10 @@ def ingest_once(corpus: Path, backend: str, out: Path, export_cache: Path) -> di
     cpu = _children_cpu() - cpu0
     if proc.returncode != 0:
         raise RuntimeError(f"ingest with {backend} failed:\n{proc.stderr[-3000:]}")
-    manifest = json.loads((data / "kb" / "scifact" / "manifest.json").read_text())
+    kb_dir = data / "kb" / "scifact"  # the committed generation (index/generations.py)
+    manifest = json.loads(
+        (kb_dir / (kb_dir / "CURRENT").read_text().strip() / "manifest.json").read_text()
+    )
     chunks = int(manifest["children"])
     return {
         "backend": backend,

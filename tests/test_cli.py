@@ -222,3 +222,30 @@ def test_the_missing_cross_encoder_is_said_plainly_by_health_and_kb_stats_only(
         assert "not reranked" in text or "ms-marco" in text  # off and why, or on
     health = run_cli("health", "--data-dir", str(data_dir))
     assert "all-MiniLM-L6-v2" in health.stdout and "kb medical" in health.stdout
+
+
+def test_kb_check_says_what_is_wrong_and_kb_repair_fixes_it(tmp_path: Path) -> None:
+    from ragchat.index import generations
+    from ragchat.index.fake import HashingEmbedder
+    from ragchat.index.kb import KnowledgeBase
+    from ragchat.types import Chunk
+
+    kb = KnowledgeBase.create(tmp_path / "kb", "notes", HashingEmbedder())
+    kb.add_chunks([Chunk("n_c0", "n", "quokkas eat leaves", 0, None, False, {})])
+    kb.close()
+    data = ["--data-dir", str(tmp_path)]
+    assert runner.invoke(app, ["kb", "check", *data]).exit_code == 0
+    gen = generations.current(tmp_path / "kb" / "notes")
+    assert gen is not None
+    (gen.dir / "bm25_tf.npz").unlink()
+    checked = runner.invoke(app, ["kb", "check", "notes", *data], terminal_width=200)
+    assert checked.exit_code == 6, checked.output
+    assert "broken notes" in checked.output and "BM25" in checked.output
+    assert "ragchat kb repair notes" in checked.output
+    repaired = runner.invoke(app, ["kb", "repair", "notes", *data], terminal_width=200)
+    assert repaired.exit_code == 0, repaired.output
+    assert "rebuilt" in repaired.output and "ok notes opens" in repaired.output
+    again = runner.invoke(app, ["kb", "check", *data], terminal_width=200)
+    assert again.exit_code == 0 and "ok notes" in again.output
+    fixed = KnowledgeBase.open(tmp_path / "kb", "notes", HashingEmbedder())
+    assert [h[0] for h in fixed.bm25_search("quokkas", 3)] == ["n_c0"]

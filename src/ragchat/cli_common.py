@@ -33,6 +33,7 @@ EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
     (errors.ModelLoadError, 5),
     (errors.IndexStateError, 6),
     (errors.RetrievalError, 7),
+    (errors.DataDirInUse, 8),
     (errors.RagchatError, 1),
 ]
 
@@ -53,12 +54,16 @@ def load_settings(data_dir: Path | None) -> Settings:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
-    for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub"):
+    for noisy in ("sentence_transformers", "transformers", "httpx", "huggingface_hub", "faiss"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # A missing cross-encoder is said once, plainly, by `ragchat health` and `kb stats`, not
     # by every command that searches; ingestion errors are printed by the ingest command.
     logging.getLogger("ragchat.retrieve.rerank").setLevel(logging.ERROR)
     logging.getLogger("ragchat.index.ingestion").setLevel(logging.ERROR)
+    if settings.crash_at:
+        from ragchat.index.crashpoints import arm
+
+        arm(settings.crash_at)
     return settings
 
 

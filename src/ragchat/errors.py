@@ -22,6 +22,15 @@ class IngestError(RagchatError):
         self.reason = message
 
 
+class IngestCancelled(RagchatError):
+    """An ingestion was stopped at a safe point (the server is shutting down); nothing of it
+    was saved. Not an ``IngestError``: no file is at fault."""
+
+
+class DataDirInUse(RagchatError):
+    """Another running ragchat server holds the data directory's lock."""
+
+
 class UnsupportedFileError(IngestError):
     """No loader handles this file type."""
 

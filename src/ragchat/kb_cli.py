@@ -90,6 +90,55 @@ def kb_remove(
         console.print(f"removed {removed} document(s) from {name}")
 
 
+@kb_app.command("check")
+def kb_check(
+    name: Annotated[str | None, typer.Argument(help="One knowledge base (default: all).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Say whether each knowledge base opens, and what is wrong when it does not (exit 6).
+    Changes nothing; `ragchat kb repair NAME` fixes what it finds."""
+    from ragchat import errors
+    from ragchat.index import stores
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        names = [name] if name else stores.kb_names(settings)
+        broken = []
+        for kb in names:
+            report = stores.check_kb(settings, kb)
+            where = f"generation {report.generation}" if report.generation is not None else ""
+            if report.ok:
+                console.print(f"[green]ok[/] {kb} {where}".rstrip())
+            else:
+                broken.append(kb)
+                console.print(f"[bold red]broken[/] {kb} {where}".rstrip())
+            for problem in report.problems:
+                console.print(f"  - {problem}")
+            for note in report.notes:
+                console.print(f"  [dim]note: {note}[/]")
+        if broken:
+            raise errors.IndexStateError(
+                f"{len(broken)} knowledge base(s) cannot be opened: "
+                + ", ".join(f"`ragchat kb repair {b}`" for b in broken)
+            )
+
+
+@kb_app.command("repair")
+def kb_repair(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
+    """Make a knowledge base open again: rebuild its indexes and manifest from the chunk store
+    and the stored vectors, or roll back to its last consistent generation. Says what it did;
+    nothing is re-embedded, so no model is loaded."""
+    from ragchat.index import stores
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        for line in stores.repair_kb(settings, name):
+            console.print(f"{name}: {line}")
+        report = stores.check_kb(settings, name)
+        if report.ok:
+            console.print(f"[green]ok[/] {name} opens (generation {report.generation})")
+
+
 @kb_app.command("migrate")
 def kb_migrate(
     name: Annotated[str, typer.Argument()],

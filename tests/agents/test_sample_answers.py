@@ -20,6 +20,9 @@ CASES = [
     ("medical", "What are the symptoms of type 2 diabetes?", "Symptoms", ()),
     ("medical", "How is type 2 diabetes diagnosed?", "Diagnosis", ()),
     ("medical", "What are common migraine triggers?", "Common triggers", ()),
+    ("medical", "How is a migraine treated?", "Treatment", ()),
+    ("medical", "What is ibuprofen used for?", "Common uses", ("headache",)),
+    ("medical", "Tell me about ibuprofen", "What it is", ("nsaid",)),
     ("medical", "Can I take ibuprofen if I am on warfarin?", "", ("warfarin",)),
     ("medical", "Will amoxicillin help with a common cold?", "", ("virus",)),
     (
@@ -31,6 +34,7 @@ CASES = [
     ("tutor", "What does the sinoatrial node do?", "", ("pacemaker",)),
     ("tutor", "How is cardiac output calculated?", "", ("stroke volume",)),
     ("parenting", "How much sleep does a two-year-old need?", "", ("hours",)),
+    ("parenting", "What should I do during a toddler tantrum?", "During a tantrum", ()),
 ]
 
 _PROMPT = re.compile(r"\b(Give|List|Explain|Describe) (three|the|how)\b")
@@ -62,6 +66,17 @@ def test_hay_fever_answer_is_about_treatment_not_trivia(engine: ChatEngine) -> N
     reply = _ask(engine, "medical", "What helps with hay fever?").reply
     assert "does not cause a fever" not in reply
     assert "Children can have hay fever too" not in reply
+
+
+def test_an_answer_about_one_medicine_quotes_no_other(engine: ChatEngine) -> None:
+    result = _ask(engine, "medical", "What is ibuprofen used for?")
+    assert {c.title for c in result.citations} == {"Ibuprofen"}, result.reply
+
+
+def test_tantrum_advice_comes_from_what_to_do_not_when_to_seek_help(engine: ChatEngine) -> None:
+    result = _ask(engine, "parenting", "What should I do during a toddler tantrum?")
+    assert all("During a tantrum" in c.section_path for c in result.citations), result.reply
+    assert "Otherwise," not in result.reply
 
 
 def test_diabetes_treatment_is_not_the_definition(engine: ChatEngine) -> None:

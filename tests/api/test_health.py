@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 
 from ragchat.errors import StoreUnavailable
+from ragchat.index import generations as gens
+from ragchat.index.fake import HashingEmbedder
+from ragchat.index.kb import KnowledgeBase
+from ragchat.types import Chunk
 
 from .conftest import AppFactory
 
@@ -104,3 +111,37 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
         "/v1/models",
     ):
         assert path in paths, path
+
+
+def test_a_knowledge_base_that_cannot_be_opened_degrades_health_by_name(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    root = tmp_path / "app0" / "kb"  # make_app's first data directory
+    kb = KnowledgeBase.create(root, "notes", HashingEmbedder())
+    kb.add_chunks([Chunk("n_c0", "n", "quokkas eat leaves", 0, None, False, {})])
+    kb.close()
+    client = make_app()
+    before = client.get("/health").json()
+    assert before["knowledge_bases"]["notes"]["status"] == "ok"
+    assert "kb:notes" not in before["degraded"]
+    gen = gens.current(root / "notes")
+    assert gen is not None
+    (gen.dir / "bm25_labels.npy").unlink()  # damage from outside: the probe sees it at once
+    health = client.get("/health").json()
+    assert health["status"] == "degraded" and "kb:notes" in health["degraded"]
+    notes = health["knowledge_bases"]["notes"]
+    assert notes["status"] == "broken" and notes["repair"] == "ragchat kb repair notes"
+    assert "BM25" in notes["detail"]
+    assert str(tmp_path) not in json.dumps(health)  # names and counts, never a path
+
+
+def test_a_knowledge_base_whose_committed_generation_is_gone_is_broken_not_missing(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    root = tmp_path / "app0" / "kb"
+    KnowledgeBase.create(root, "notes", HashingEmbedder()).close()
+    (root / "notes" / gens.CURRENT).write_text("g00000042\n")
+    health = make_app().get("/health").json()
+    notes = health["knowledge_bases"]["notes"]
+    assert notes["status"] == "broken" and "kb:notes" in health["degraded"]
+    assert "g00000042" in notes["detail"] and str(tmp_path) not in json.dumps(health)

@@ -4,7 +4,14 @@ import pytest
 
 from ragchat.errors import DocumentNotFound
 from ragchat.index.fake import HashingEmbedder
-from ragchat.index.ingestion import all_unchanged, ingest_paths, prune_missing, remove_paths
+from ragchat.index.ingestion import (
+    IngestReport,
+    UploadCaps,
+    all_unchanged,
+    ingest_paths,
+    prune_missing,
+    remove_paths,
+)
 from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
 from ragchat.settings import ChunkingSettings
@@ -130,3 +137,79 @@ def test_changes_survive_reopen(folder: Path, tmp_path: Path) -> None:
     again = KnowledgeBase.open(tmp_path / "data", "kb", HashingEmbedder())
     assert again.manifest.documents == 2 and again.manifest.files == 2
     assert _ingest(again, folder).unchanged_files == 2
+
+
+DEEP_JSONL = b'{"_id": "d", "text": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n"
+
+
+def test_a_file_nested_200000_levels_deep_fails_alone(folder: Path, tmp_path: Path) -> None:
+    """Today's RecursionError failed the whole call; now it is that file's error."""
+    (folder / "deep.jsonl").write_bytes(DEEP_JSONL)
+    kb = _kb(tmp_path / "data")
+    report = _ingest(kb, folder)
+    assert [(Path(e.source).name, e.reason) for e in report.errors] == [
+        ("deep.jsonl", "line 1: JSON nested too deeply")
+    ]
+    assert (report.added_files, report.documents) == (2, 2)
+    assert kb.store.document_count() == 2 and kb.bm25_search("toddlers sleep", 1)
+
+
+def test_a_changed_file_that_fails_keeps_its_old_version(folder: Path, tmp_path: Path) -> None:
+    kb = _kb(tmp_path / "data")
+    _ingest(kb, folder)
+    (folder / "ibuprofen.md").write_text("---\ntitle: [unclosed\n---\n# Body\ntext\n")
+    report = _ingest(kb, folder)
+    assert [Path(e.source).name for e in report.errors] == ["ibuprofen.md"]
+    assert (report.replaced_files, report.removed_documents) == (0, 0)
+    assert kb.store.document_count() == 2 and kb.bm25_search("food", 5)
+
+
+def _capped(kb: KnowledgeBase, caps: UploadCaps, *paths: Path) -> IngestReport:
+    return ingest_paths(kb, list(paths), Chunker(ChunkingSettings()), caps=caps)
+
+
+def test_a_file_over_the_text_or_chunk_cap_fails_alone(folder: Path, tmp_path: Path) -> None:
+    (folder / "huge.txt").write_text("Quokkas eat leaves. " * 500)  # 10,000 characters
+    kb = _kb(tmp_path / "data")
+    report = _capped(kb, UploadCaps(file_chars=5_000), folder)
+    assert [(Path(e.source).name, e.reason) for e in report.errors] == [
+        ("huge.txt", "too much text: over 5,000 characters extracted (the limit per file)")
+    ]
+    assert report.added_files == 2 and not kb.bm25_search("quokkas", 1)
+    report = _capped(_kb(tmp_path / "other"), UploadCaps(file_chunks=3), folder)
+    assert [e.reason for e in report.errors] == ["too many chunks: 17 (at most 3 per file)"]
+
+
+def test_the_upload_caps_count_across_files(folder: Path, tmp_path: Path) -> None:
+    for i in range(3):
+        (folder / f"part{i}.txt").write_text(f"Part {i} of the notes on quokkas. " * 20)
+    kb = _kb(tmp_path / "data")
+    report = _capped(kb, UploadCaps(total_chunks=4), folder)
+    failed = sorted(Path(e.source).name for e in report.errors)
+    assert failed and all(
+        e.reason == "the upload's chunk limit is reached (4 per upload)" for e in report.errors
+    )
+    assert report.children <= 4 and report.added_files == 5 - len(failed)
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("stage", ["read", "embed"])
+def test_stopping_at_a_safe_point_saves_nothing(folder: Path, tmp_path: Path, stage: str) -> None:
+    """The progress callback is where a shutdown stops an ingestion: whatever it raises,
+    the knowledge base on disk is as before, and the same call later ingests everything."""
+    kb = _kb(tmp_path / "data")
+    (folder / "more.md").write_text(PAGE.replace("Ibuprofen", "Naproxen"))
+
+    def progress(at: str, done: int, total: int) -> None:
+        if at == stage and done >= 1:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        ingest_paths(kb, [folder], Chunker(ChunkingSettings()), progress=progress)
+    kb.close()
+    again = _kb(tmp_path / "data")
+    assert again.child_count() == 0 and again.store.document_count() == 0
+    assert _ingest(again, folder).added_files == 3

@@ -155,17 +155,26 @@ def test_model_mismatch_is_refused(kb: KnowledgeBase, tmp_path: Path) -> None:
     assert lenient.child_count() == 5
 
 
+def _committed(tmp_path: Path) -> Path:
+    kb_dir = tmp_path / "demo"
+    return kb_dir / (kb_dir / "CURRENT").read_text().strip()
+
+
 def test_count_mismatch_is_detected(kb: KnowledgeBase, tmp_path: Path) -> None:
-    manifest = json.loads((tmp_path / "demo" / "manifest.json").read_text())
+    path = _committed(tmp_path) / "manifest.json"
+    manifest = json.loads(path.read_text())
     manifest["children"] = 4
-    (tmp_path / "demo" / "manifest.json").write_text(json.dumps(manifest))
+    path.unlink()  # committed files are hard links shared with other generations
+    path.write_text(json.dumps(manifest))
     with pytest.raises(IndexStateError, match="inconsistent"):
         KnowledgeBase.open(tmp_path, "demo", HashingEmbedder())
 
 
 def test_dense_file_out_of_step_is_detected(kb: KnowledgeBase, tmp_path: Path) -> None:
-    vectors = np.load(tmp_path / "demo" / "dense_vectors.npy")
-    np.save(tmp_path / "demo" / "dense_vectors.npy", vectors[:3])
+    path = _committed(tmp_path) / "dense_vectors.npy"
+    vectors = np.load(path)
+    path.unlink()
+    np.save(path, vectors[:3])
     with pytest.raises(IndexStateError):
         KnowledgeBase.open(tmp_path, "demo", HashingEmbedder())
 

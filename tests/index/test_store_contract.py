@@ -19,7 +19,7 @@ from ragchat.index.ingestion import IngestReport, ingest_paths, remove_paths
 from ragchat.ingest.chunking import Chunker
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import ChunkingSettings, RetrievalSettings, Settings, VectorStoreSettings
-from ragchat.types import Exclude
+from ragchat.types import Chunk, Exclude
 
 CHUNKING = ChunkingSettings(child_size=160, child_overlap=20, parent_size=400)
 
@@ -280,3 +280,23 @@ def test_hybrid_ranking_matches_across_backends(tmp_path: Path, docs: Path) -> N
     assert [s for _, s in bm25_e] == pytest.approx([s for _, s in bm25_q], rel=1e-4)
     assert hybrid_e == hybrid_q
     assert rrf_e == rrf_q and len(rrf_e) > 5
+
+
+def test_a_write_killed_between_its_chunks_and_documents_leaves_a_recoverable_state(
+    settings: Settings, kb: WritableKB, docs: Path
+) -> None:
+    """Embedded: nothing of an uncommitted write survives. Qdrant (no transactions): the chunk
+    points stay, ``kb check`` names them and ``kb repair`` drops them; a re-ingest works."""
+    ingest(kb, docs / "ibuprofen.md")
+    clean = counts(settings, kb)
+    kb.add_chunks([Chunk("lost_c0", "lost", "an unfinished write", 0, None, False, {})], save=False)
+    kb.close()
+    if settings.vector_store.backend == "qdrant":
+        report = stores.check_kb(settings, "demo")
+        assert any("no document row" in p for p in report.problems)
+        assert any("dropped the chunks of 1" in d for d in stores.repair_kb(settings, "demo"))
+    assert stores.check_kb(settings, "demo").ok
+    again = stores.open_kb(settings, "demo", HashingEmbedder())
+    assert counts(settings, again) == clean
+    ingest(again, docs / "sleep.md")
+    assert counts(settings, again)[0] > clean[0]

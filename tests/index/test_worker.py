@@ -4,17 +4,17 @@ child that dies fails the call cleanly without touching the knowledge base."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from ragchat.errors import IngestError
+from ragchat.errors import IngestCancelled, IngestError
 from ragchat.index.fake import HashingEmbedder, ProcessMarkingEmbedder
 from ragchat.index.ingestion import IngestReport, Progress, ingest_paths
 from ragchat.index.kb import KnowledgeBase
-from ragchat.index.worker import IngestWorkerError, ProcessIngester
+from ragchat.index.worker import IngestWorkerError, JobInput, ProcessIngester
 from ragchat.ingest.chunking import Chunker
 from ragchat.settings import ApiSettings, ChunkingSettings, Settings
 
@@ -23,6 +23,21 @@ Quokkas are small wallabies from Rottnest Island. They eat leaves and grasses.
 ## Water
 They survive long periods without water by getting moisture from plants.
 """
+
+
+def _worker_children() -> list[int]:
+    """Pids of this process's ingestion children still there (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            stat = (proc / "stat").read_text()
+            cmd = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"ragchat.index.worker_child" in cmd:
+            found.append(int(proc.name))
+    return found
 
 
 @pytest.fixture
@@ -115,4 +130,24 @@ def test_a_progress_callback_that_raises_stops_the_child(
     with pytest.raises(KeyboardInterrupt):
         _ingest(tmp_path, marks, kb, docs, progress=cancel)
     assert kb.child_count() == 0  # nothing was committed
-    assert multiprocessing.active_children() == []  # the child was killed and reaped
+    assert _worker_children() == []  # the child was killed and reaped
+
+
+def test_cancel_stops_a_job_in_its_child_at_once(
+    tmp_path: Path, docs: list[Path], marks: Path
+) -> None:
+    """What a server shutdown does: the job raises ``IngestCancelled`` within a poll of the
+    child's pipe, even while the child is busy, and the child is killed."""
+    kb = KnowledgeBase.open_or_create(tmp_path / "kbs", "kb", HashingEmbedder())
+    (marks / "hold").write_text("Quokkas")  # the child's embedding waits
+    cancel = threading.Event()
+    settings = Settings(data_dir=tmp_path / "data", api=ApiSettings(ingest_runner="process"))
+    ingester = ProcessIngester(settings, embedder=ProcessMarkingEmbedder(marks))
+    threading.Timer(1.0, cancel.set).start()
+    with (
+        pytest.raises(IngestCancelled),
+        ingester.session(docs, Chunker(ChunkingSettings()), job=JobInput(cancel=cancel)) as ingest,
+    ):
+        ingest(kb)
+    assert cancel.is_set() and kb.child_count() == 0
+    assert _worker_children() == []

@@ -7,6 +7,7 @@ from ragchat.retrieve.sections import (
     label_aspects,
     question_aspects,
     section_label,
+    topic_stems,
 )
 from ragchat.types import Chunk, Hit
 
@@ -30,6 +31,12 @@ def _chunk(cid: str, text: str, path: list[str] | None = None, title: str = "Hay
         ("How can I prevent a cold?", "prevention"),
         ("What is (are) Eating Disorders ?", "definition"),
         ("What are the side effects of ibuprofen?", "side_effects"),
+        ("What is ibuprofen used for?", "uses"),
+        ("What should I do during a toddler tantrum?", "action"),
+        ("Can I take it with warfarin?", "interactions"),
+        ("Does ibuprofen interact with lithium?", "interactions"),
+        ("Tell me about ibuprofen", "definition"),
+        ("Can you explain what a migraine is", "definition"),
     ],
 )
 def test_question_aspects(question: str, aspect: str) -> None:
@@ -70,8 +77,43 @@ def test_boost_lifts_the_matching_section_to_the_head_of_its_document() -> None:
     assert [h.chunk.chunk_id for h in out] == ["treat", "kids", "what", "cold", "x"]
     assert out[0].score == pytest.approx(0.9 + 0.05 * 0.7)
     assert out[0].scores["section"] == pytest.approx(0.9 + 0.05 * 0.7 - 0.4)
-    # another document's matching section stays below the documents retrieved above it
-    assert out[3].score == pytest.approx(0.6 + 0.05 * 0.7)
+    # another document's matching section is not lifted: the question is about hay fever
+    assert out[3].score == pytest.approx(0.6)
+    assert "section" not in out[3].scores
     # no aspect, or weight 0: the order is kept
-    assert boost_sections("Tell me about pollen", hits, 0.05) == hits
+    assert boost_sections("When does pollen peak?", hits, 0.05) == hits
     assert boost_sections("What helps with hay fever?", hits, 0.0) == hits
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("How is a migraine treated?", {"migrain"}),
+        ("What is ibuprofen used for?", {"ibuprofen"}),
+        ("Tell me about ibuprofen", {"ibuprofen"}),
+        ("What should I do during a toddler tantrum?", {"toddler", "tantrum"}),
+        ("How is it treated?", set()),
+    ],
+)
+def test_topic_stems_leave_out_the_aspect_words(question: str, topic: set[str]) -> None:
+    assert topic_stems(question) == topic
+
+
+def test_only_the_documents_about_the_topic_get_the_lift() -> None:
+    """BM25 finds a diabetes Management section through "treated"; it must not be lifted for
+    a question about migraine, while the migraine page's Treatment section is."""
+    diabetes, migraine = "Type 2 diabetes", "Migraine"
+    hits = [
+        Hit(
+            _chunk("dm", "Diabetes is treated with diet.", [diabetes, "Management"], diabetes), 0.9
+        ),
+        Hit(_chunk("mw", "Migraine is a headache.", [migraine, "What it is"], migraine), 0.8),
+        Hit(_chunk("mt", "Rest in a dark room.", [migraine, "Treatment"], migraine), 0.5),
+    ]
+    out = {h.chunk.chunk_id: h for h in boost_sections("How is a migraine treated?", hits, 0.05)}
+    assert out["dm"].score == pytest.approx(0.9)
+    assert "section" not in out["dm"].scores
+    assert out["mt"].score == pytest.approx(0.8 + 0.05 * 0.4)
+    # with no topic word left every document's matching section is lifted, as before
+    out = {h.chunk.chunk_id: h for h in boost_sections("How is it treated?", hits, 0.05)}
+    assert out["dm"].score == pytest.approx(0.9 + 0.05 * 0.4)

@@ -15,6 +15,7 @@ from ragchat.errors import Conflict, NotFound, StoreUnavailable
 from ragchat.store import SqlStore, _messages
 from ragchat.store._messages import MessagesMixin
 from ragchat.store.models import ApiKeyRecord, MemoryRecord, MessageRecord
+from ragchat.store.rows import ConversationChanges
 from ragchat.types import Citation, HistoryMessage
 
 from .conftest import FakeClock, StoreFactory
@@ -214,6 +215,70 @@ def test_restart_marks_half_written_replies_interrupted(open_store: StoreFactory
     assert restarted.recover_interrupted() == 0
     other = restarted.begin_assistant_message(conv.id, "companion")
     assert restarted.mark_interrupted(other.id, "half a sen").content == "half a sen"
+
+
+def test_a_turn_stores_its_question_and_reply_row_together(store: SqlStore) -> None:
+    store.ensure_user("alice")
+    conv, question, reply = store.start_conversation("alice", "first question")
+    assert store.get_conversation("alice", conv.id) == conv
+    assert (question.seq, question.role, question.content) == (1, "user", "first question")
+    assert (reply.seq, reply.role, reply.status, reply.agent) == (2, "assistant", "streaming", None)
+    changes = ConversationChanges(
+        assigned_agent="medical", user_profile={"name": "Al"}, crisis=True
+    )
+    done = store.finish_assistant_message(reply.id, "an answer", agent="medical", changes=changes)
+    assert (done.status, done.agent, done.content) == ("complete", "medical", "an answer")
+    after = store.get_conversation("alice", conv.id)
+    assert (after.assigned_agent, after.user_profile, after.crisis) == (
+        "medical",
+        {"name": "Al"},
+        True,
+    )
+    again, draft = store.begin_turn(conv.id, "second question")
+    assert (again.seq, draft.seq, draft.status) == (3, 4, "streaming")
+    store.mark_interrupted(draft.id, "half", agent="medical")
+    with pytest.raises(Conflict):  # settled: a late finish cannot overwrite it
+        store.finish_assistant_message(draft.id, "late")
+    unchanged = ConversationChanges(assigned_agent="support")  # profile and flag stay
+    _, last = store.begin_turn(conv.id, "third")
+    store.finish_assistant_message(last.id, "ok", changes=unchanged)
+    final = store.get_conversation("alice", conv.id)
+    assert (final.assigned_agent, final.user_profile, final.crisis) == (
+        "support",
+        {"name": "Al"},
+        True,
+    )
+    statuses = [m.status for m in store.list_messages("alice", conv.id)]
+    assert statuses == ["complete", "complete", "complete", "interrupted", "complete", "complete"]
+    with pytest.raises(NotFound):
+        store.start_conversation("nobody", "hi")
+    store.close_conversation("alice", conv.id)
+    with pytest.raises(Conflict):
+        store.begin_turn(conv.id, "closed")
+
+
+def test_many_concurrent_writers_queue_instead_of_timing_out(store: SqlStore) -> None:
+    """Forty threads starting conversations at once (the server's worker pool): every one is
+    stored, none meets a locked database or waits forever for another writer."""
+    store.ensure_user("alice")
+    errors: list[BaseException] = []
+    start = threading.Barrier(40)
+
+    def writer() -> None:
+        try:
+            start.wait()
+            for _ in range(5):
+                store.start_conversation("alice", "hello")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(store.list_conversations("alice", limit=500)) == 200
 
 
 def test_delete_conversation_cascades(store: SqlStore) -> None:

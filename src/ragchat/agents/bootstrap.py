@@ -15,7 +15,7 @@ from ragchat.agents.config import (
 )
 from ragchat.index import stores
 from ragchat.index.base import Embedder
-from ragchat.index.ingestion import IngestReport, ingest_paths
+from ragchat.index.ingestion import IngestReport, Progress, ingest_paths
 from ragchat.ingest.chunking import Chunker
 from ragchat.resources import SAMPLE_KB_DIR
 from ragchat.settings import Settings
@@ -58,11 +58,16 @@ class IngestedKB:
 
 
 def ensure_knowledge_bases(
-    settings: Settings, app_config: AppConfig, embedder: Embedder
+    settings: Settings,
+    app_config: AppConfig,
+    embedder: Embedder,
+    *,
+    progress: Progress | None = None,
 ) -> list[IngestedKB]:
     """Ingests every configured knowledge base's sources (files unchanged since the last run
     are only hashed, so this is cheap when nothing changed). KBs without sources are left to
-    ``ragchat ingest``."""
+    ``ragchat ingest``. ``progress`` is ``ingest_paths``'s: raising there stops the ingestion
+    under way with nothing of it saved (the server stopping during start-up)."""
     out = []
     for name, kb_config in app_config.knowledge_bases.items():
         if not kb_config.sources:
@@ -73,7 +78,10 @@ def ensure_knowledge_bases(
             continue
         kb = stores.open_or_create_kb(settings, name, embedder)
         try:
-            report = ingest_paths(kb, paths, Chunker(settings.chunking))
+            if progress is None:
+                report = ingest_paths(kb, paths, Chunker(settings.chunking))
+            else:
+                report = ingest_paths(kb, paths, Chunker(settings.chunking), progress=progress)
         finally:
             kb.close()
         out.append(IngestedKB(name, report))

@@ -4,7 +4,11 @@ Start-up (in a worker thread, it blocks): the store (migrations, crash recovery:
 half-written become "interrupted", upload jobs left unfinished "failed"), the embedder, the
 configured knowledge bases' sources ingested (the bundled samples on a fresh data directory, a
 cheap hash check afterwards), the engine wired to the shared knowledge-base registry and the
-persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these."""
+persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these. The
+data directory's lock (``api/datadir.py``) is held from before start-up to after shutdown.
+
+Shutdown: the running upload job stops at its next safe point and is marked interrupted
+(nothing of it saved), queued ones too; then the engine and the stores close."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -25,6 +30,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ragchat import __version__
 from ragchat.agents.config import AppConfig, load_config
+from ragchat.api.datadir import hold_data_dir
 from ragchat.api.docs import install_docs
 from ragchat.api.errors import install_error_handlers
 from ragchat.api.middleware import (
@@ -49,12 +55,15 @@ from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.state import AppState
-from ragchat.errors import ConfigError
+from ragchat.errors import ConfigError, IngestCancelled
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
+
+if TYPE_CHECKING:
+    from ragchat.index.ingestion import Progress
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
@@ -77,7 +86,9 @@ class Injected:
     bootstrap: bool | None = None
 
 
-def _build_state(settings: Settings, given: Injected) -> AppState:
+def _build_state(
+    settings: Settings, given: Injected, stopping: threading.Event | None = None
+) -> AppState:
     """Everything blocking at start-up; a ``ConfigError``/``StoreUnavailable`` stops start-up
     with its message. The engine is built last, from parts that are complete: the knowledge
     base registry it opens KBs through (uploads are searchable at once) and the document
@@ -90,6 +101,10 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
     from ragchat.store import build_store
 
     prepare_runtime(settings)
+    if settings.crash_at:
+        from ragchat.index.crashpoints import arm
+
+        arm(settings.crash_at)
     store = given.store if given.store is not None else build_store(settings)
     engine = given.engine
     app_config = given.app_config or (
@@ -107,7 +122,9 @@ def _build_state(settings: Settings, given: Injected) -> AppState:
         bootstrap = engine is None and settings.api.bootstrap_knowledge_bases
     if bootstrap:
         log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
-        for kb in ensure_knowledge_bases(settings, app_config, embedder):
+        for kb in ensure_knowledge_bases(
+            settings, app_config, embedder, progress=_stop_when(stopping or threading.Event())
+        ):
             if kb.changed:
                 r = kb.report
                 log.info(
@@ -158,6 +175,29 @@ def _start_prewarm(settings: Settings, engine: object) -> threading.Event | None
     return start_prewarm(engine)
 
 
+def _stop_when(stopping: threading.Event) -> Progress:
+    """An ingestion progress callback that stops the ingestion (nothing of it saved) once
+    ``stopping`` is set: a signal during start-up does not wait for the bootstrap ingestion."""
+
+    def check(stage: str, done: int, total: int) -> None:
+        if stopping.is_set():
+            raise IngestCancelled("the server is stopping")
+
+    return check
+
+
+def cancel_ingestion(app: FastAPI) -> None:
+    """Called as soon as a stop is asked for (``ragchat serve`` on SIGTERM/SIGINT), before
+    uvicorn drains the open connections: the running upload stops at its next safe point,
+    and so does the start-up's ingestion of the configured knowledge bases."""
+    stopping = getattr(app.state, "stopping", None)
+    if isinstance(stopping, threading.Event):
+        stopping.set()
+    state = getattr(app.state, "ragchat", None)
+    if isinstance(state, AppState):
+        state.documents.cancel()
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -177,32 +217,44 @@ def create_app(
     if any(o.strip() == "*" for o in api.cors_origins):
         raise ConfigError("api.cors_origins must list explicit origins, not '*'")
     given = Injected(engine, store, embedder, chat_model, app_config, bootstrap)
+    stopping = threading.Event()  # set by ``cancel_ingestion``
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = await run_sync(_build_state, settings, given)
-        app.state.ragchat = state
-        prewarm = _start_prewarm(settings, state.engine.engine)
-        cleaner = asyncio.create_task(
-            state.sessions.run_periodically(api.session_cleanup_interval_s)
-        )
-        log.info(
-            "ragchat %s ready (agents: %s)", __version__, ", ".join(sorted(state.engine.agents))
-        )
-        try:
-            yield
-        finally:
-            cleaner.cancel()
-            if prewarm is not None:
-                prewarm.set()
-            with suppress(asyncio.CancelledError):
-                await cleaner
-            # In-flight ingestion finishes (a torn index is worse than a slow exit).
-            await run_sync(state.executor.shutdown, wait=True, cancel_futures=True)
-            await state.engine.aclose()
-            state.registry.close()
-            if store is None:
-                state.store.close()
+        with hold_data_dir(settings.data_dir):  # before anything in it is touched
+            try:
+                state = await run_sync(_build_state, settings, given, stopping)
+            except IngestCancelled:
+                log.warning(
+                    "start-up stopped by a signal: the knowledge bases' ingestion under "
+                    "way was cancelled, nothing of it saved (it resumes at the next start)"
+                )
+                raise
+            app.state.ragchat = state
+            prewarm = _start_prewarm(settings, state.engine.engine)
+            cleaner = asyncio.create_task(
+                state.sessions.run_periodically(api.session_cleanup_interval_s)
+            )
+            log.info(
+                "ragchat %s ready (agents: %s)",
+                __version__,
+                ", ".join(sorted(state.engine.agents)),
+            )
+            try:
+                yield
+            finally:
+                cleaner.cancel()
+                if prewarm is not None:
+                    prewarm.set()
+                with suppress(asyncio.CancelledError):
+                    await cleaner
+                # The running upload stops at its next safe point with nothing saved (a
+                # service manager kills a server that takes too long: a crash mid-write).
+                await run_sync(state.documents.shutdown)
+                await state.engine.aclose()
+                state.registry.close()
+                if store is None:
+                    state.store.close()
 
     def limit_for(path: str) -> int:
         return api.upload_max_bytes if UPLOAD_PATH.match(path) else api.max_body_bytes
@@ -234,6 +286,7 @@ def create_app(
         docs_url=None,  # FastAPI's pages load from a CDN: ours are served offline
         redoc_url=None,
     )
+    app.state.stopping = stopping
     install_error_handlers(app)
     install_docs(app)
     routers = (health, users, chat, conversations, documents, query, compat, openai_compat, ui)

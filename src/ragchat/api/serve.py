@@ -1,11 +1,15 @@
 """``ragchat serve``: the API and web page under uvicorn (one worker: rate limits, stream
-slots and the knowledge-base registry live in process memory)."""
+slots and the knowledge-base registry live in process memory), holding the data directory's
+lock (one server per data directory). SIGTERM exits within seconds: open connections get 5 s
+to finish, a running upload stops at its next safe point."""
 
 from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 
@@ -33,7 +37,8 @@ def serve(
     config_file: Path | None = None,
 ) -> None:
     """Blocks until interrupted. ``host``/``port``/``config_file`` override the settings."""
-    from ragchat.api.app import create_app
+    from ragchat.api.app import cancel_ingestion, create_app
+    from ragchat.api.datadir import hold_data_dir
     from ragchat.api.logging import configure_logging
 
     updates: dict[str, object] = {}
@@ -44,19 +49,22 @@ def serve(
         updates["api"] = settings.api.model_copy(update=api_updates)
     if updates:
         settings = settings.model_copy(update=updates)
-    configure_logging(settings)
-    app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host=settings.api.host,
-        port=settings.api.port,
-        workers=1,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=10,
-        proxy_headers=False,  # the app trusts settings.api.trusted_proxies itself
-    )
-    _AnnouncingServer(config, banner(settings.api.host, settings.api.port)).run()
+    with hold_data_dir(settings.data_dir):  # a second server fails here, touching nothing
+        configure_logging(settings)
+        app = create_app(settings)
+        config = uvicorn.Config(
+            app,
+            host=settings.api.host,
+            port=settings.api.port,
+            workers=1,
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=5,
+            proxy_headers=False,  # the app trusts settings.api.trusted_proxies itself
+        )
+        server = _AnnouncingServer(config, banner(settings.api.host, settings.api.port))
+        server.on_exit = lambda: cancel_ingestion(app)
+        server.run()
 
 
 class _AnnouncingServer(uvicorn.Server):
@@ -66,6 +74,13 @@ class _AnnouncingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, message: str) -> None:
         super().__init__(config)
         self.message = message
+        self.on_exit: Callable[[], None] | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """SIGTERM/SIGINT: also tell the app at once (uploads stop while connections drain)."""
+        super().handle_exit(sig, frame)
+        if self.on_exit is not None:
+            self.on_exit()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)

@@ -1,18 +1,24 @@
 """Chunk texts, metadata, documents and ingested files of one knowledge base, in SQLite.
 
 SQLite (stdlib) rather than a JSON file: appends, deletes and metadata filters stay cheap as a
-collection grows, and a crash mid-write cannot leave half a file behind.
+collection grows. The file lives in one generation of the knowledge base (``generations.py``):
+a committed one is only read; a write first ``fork``s it into the working generation (SQLite's
+backup API), where it runs without journal or syncs, and ``seal`` makes it durable before the
+generation is committed.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragchat.errors import IndexStateError
+from ragchat.index.generations import fsync_path
 from ragchat.types import Chunk
 
 _SCHEMA = """
@@ -60,19 +66,72 @@ class DocumentRow:
     added_at: str
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+
+
+def _private(db: sqlite3.Connection) -> None:
+    """A working copy nobody else reads: a crash discards it, so no journal file or sync is
+    needed (the rollback journal in memory still serves ROLLBACK)."""
+    db.execute("PRAGMA journal_mode=MEMORY")
+    db.execute("PRAGMA synchronous=OFF")
+
+
 class ChunkStore:
-    def __init__(self, path: Path) -> None:
+    """``create`` makes a new, empty, working store; otherwise ``path`` is opened to read
+    (nothing is written to it: a committed generation stays as it was committed).
+    ``before_write`` runs before every change: the knowledge base forks a working generation
+    there on the first one."""
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self.before_write: Callable[[], None] | None = None
+        if not create and not path.is_file():
+            raise IndexStateError(f"chunk store of knowledge base {path.parent.name!r} is missing")
+        self._db = _connect(path)
+        if create:
+            _private(self._db)
+            self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         self._db.close()
 
+    def _writing(self) -> None:
+        if self.before_write is not None:
+            self.before_write()
+
+    # -- generations ------------------------------------------------------------------------
+    def fork(self, dest: Path) -> None:
+        """Copies the current state to ``dest`` and continues there (reads included). A
+        sealed file (no journal beside it, never written again) is copied as bytes; one of the
+        layout before generations may have a write-ahead log, so SQLite's backup API reads
+        it."""
+        sealed = not any(
+            self.path.with_name(self.path.name + s).exists() for s in ("-wal", "-journal")
+        )
+        if sealed:
+            shutil.copyfile(self.path, dest)
+        copy = _connect(dest)
+        try:
+            if not sealed:
+                _private(copy)
+                self._db.backup(copy)
+            _private(copy)
+            copy.executescript(_SCHEMA)  # a store of an older layout gains new tables
+        except BaseException:
+            copy.close()
+            raise
+        self._db.close()
+        self._db, self.path = copy, dest
+
+    def seal(self) -> None:
+        """Makes the working copy a self-contained, durable file (no journal beside it)."""
+        self._db.execute("PRAGMA journal_mode=DELETE")
+        fsync_path(self.path)
+
     # -- transactions: the KB writes indexes and rows together, then commits -------------
     def begin(self) -> None:
+        self._writing()
         self._db.execute("BEGIN")
 
     def commit(self) -> None:
@@ -83,6 +142,7 @@ class ChunkStore:
 
     # -- writing ---------------------------------------------------------------------------
     def insert_chunks(self, chunks: Sequence[Chunk], labels: Mapping[str, int]) -> None:
+        self._writing()
         self._db.executemany(
             "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -101,6 +161,7 @@ class ChunkStore:
         )
 
     def insert_document(self, row: DocumentRow) -> None:
+        self._writing()
         self._db.execute(
             "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -117,17 +178,21 @@ class ChunkStore:
         )
 
     def record_file(self, path: str, sha256: str, when: str) -> None:
+        self._writing()
         self._db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (path, sha256, when))
 
     def forget_file(self, path: str) -> None:
+        self._writing()
         self._db.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def set_document_file(self, doc_id: str, path: str) -> None:
         """Points the document at another file with the same bytes (its first one is gone)."""
+        self._writing()
         self._db.execute("UPDATE documents SET file_path = ? WHERE doc_id = ?", (path, doc_id))
 
     def delete_document(self, doc_id: str) -> list[int]:
         """Removes the document's rows and returns the index labels to drop."""
+        self._writing()
         labels = [
             int(r[0])
             for r in self._db.execute(
@@ -139,6 +204,19 @@ class ChunkStore:
         return labels
 
     # -- reading ---------------------------------------------------------------------------
+    def orphan_documents(self) -> list[str]:
+        """Doc ids that have chunks but no document row: what a crash of the layout before
+        generations could leave (chunks were committed before their document)."""
+        q = (
+            "SELECT DISTINCT doc_id FROM chunks WHERE doc_id NOT IN "
+            "(SELECT doc_id FROM documents) ORDER BY doc_id"
+        )
+        return [str(r[0]) for r in self._db.execute(q)]
+
+    def quick_check(self) -> str:
+        """SQLite's own structural check: "ok" or what is broken."""
+        return "; ".join(str(r[0]) for r in self._db.execute("PRAGMA quick_check"))
+
     def file_sha(self, path: str) -> str | None:
         row = self._db.execute("SELECT sha256 FROM files WHERE path = ?", (path,)).fetchone()
         return None if row is None else str(row[0])

@@ -1,6 +1,7 @@
 """A knowledge base on disk: chunk store + dense index + BM25 index + manifest, side by side in
-``<root>/<name>/``. Children are searchable (both indexes share their integer labels); parents are
-stored for context only."""
+one generation folder of ``<root>/<name>/`` (``generations.py``: writes are atomic, crashes
+recover on open). Children are searchable (both indexes share their integer labels); parents
+are stored for context only."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from ragchat.errors import (
     KnowledgeBaseNotFound,
     ModelMismatchError,
 )
+from ragchat.index import generations as gens
 from ragchat.index.base import DenseIndex, Embedder, KeywordIndex, Matrix, Vector
 from ragchat.index.bm25 import BM25Index
 from ragchat.index.chunkstore import ChunkStore, DocumentRow
+from ragchat.index.crashpoints import crashpoint
 from ragchat.index.dense import load_dense_index, new_dense_index
+from ragchat.index.generations import Generation
 from ragchat.index.manifest import Manifest, now_iso
 from ragchat.types import Chunk, Exclude, ExcludeResolved
 
@@ -30,6 +34,10 @@ _Search = Callable[[Any, int, "np.ndarray | None"], tuple[np.ndarray, np.ndarray
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+# How long a second writer waits for the first before giving up with a clear error.
+LOCK_TIMEOUT_S = 10.0
 
 
 def validate_name(name: str) -> str:
@@ -44,6 +52,10 @@ def validate_name(name: str) -> str:
 
 
 class KnowledgeBase:
+    """Reads one committed generation (a snapshot: later writes by others do not show until
+    it is opened again); its first change forks a working generation, which ``save`` commits
+    and ``close`` discards (``generations.py``)."""
+
     def __init__(
         self,
         path: Path,
@@ -52,6 +64,7 @@ class KnowledgeBase:
         store: ChunkStore,
         dense: DenseIndex,
         bm25: KeywordIndex,
+        generation: Generation | None = None,
     ) -> None:
         self.path = path
         self.name = manifest.name
@@ -60,6 +73,11 @@ class KnowledgeBase:
         self.store = store
         self.dense = dense
         self.bm25 = bm25
+        self.generation = generation  # the committed state read; None before the first commit
+        self._work: Generation | None = None  # the working generation of a write in progress
+        self._lock: gens.WriteLock | None = None
+        self._dirty: set[str] = set()  # indexes changed since the last commit
+        store.before_write = self._begin_write
         self._chunk_of = store.label_map()
         self._label_of = {cid: lab for lab, cid in self._chunk_of.items()}
         self._next_label = store.max_label() + 1
@@ -76,8 +94,8 @@ class KnowledgeBase:
         chunking: Mapping[str, Any] | None = None,
     ) -> KnowledgeBase:
         path = Path(root) / validate_name(name)
-        if (path / "manifest.json").exists():
-            raise IndexStateError(f"knowledge base {name!r} already exists at {path}")
+        if gens.exists(path):
+            raise IndexStateError(f"knowledge base {name!r} already exists")
         path.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(
             name=name,
@@ -88,15 +106,33 @@ class KnowledgeBase:
             created=now_iso(),
             updated=now_iso(),
         )
+        lock = gens.WriteLock(path)
+        lock.acquire(LOCK_TIMEOUT_S)
+        try:
+            if gens.exists(path):
+                raise IndexStateError(f"knowledge base {name!r} already exists")
+            gens.log_tidy(name, gens.tidy(path))  # a create that died before its commit
+            number = max(gens.generations(path), default=0) + 1
+            work = Generation(number, path / gens.gen_name(number))
+            work.dir.mkdir()
+            store = ChunkStore(work.dir / "chunks.sqlite", create=True)
+        except BaseException:
+            lock.release()
+            raise
         kb = cls(
             path,
             manifest,
             embedder,
-            ChunkStore(path / "chunks.sqlite"),
+            store,
             new_dense_index(dense_backend, embedder.dim),
             BM25Index(),
         )
-        kb.save()
+        kb._work, kb._lock, kb._dirty = work, lock, {"dense", "bm25"}
+        try:
+            kb.save()
+        except BaseException:
+            kb.close()
+            raise
         return kb
 
     @classmethod
@@ -104,9 +140,25 @@ class KnowledgeBase:
         cls, root: Path, name: str, embedder: Embedder, *, strict_model: bool = True
     ) -> KnowledgeBase:
         path = Path(root) / validate_name(name)
-        if not (path / "manifest.json").exists():
-            raise KnowledgeBaseNotFound(f"no knowledge base named {name!r} in {root}")
-        manifest = Manifest.load(path)
+        gens.recover(path)
+        for attempt in range(3):
+            gen = gens.current(path)
+            if gen is None:
+                raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}")
+            try:
+                return cls._load(path, gen, embedder, strict_model=strict_model)
+            except IndexStateError:
+                # Two commits between reading CURRENT and loading: read the new one.
+                if attempt == 2 or gens.current(path) == gen:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _load(
+        cls, path: Path, gen: Generation, embedder: Embedder, *, strict_model: bool
+    ) -> KnowledgeBase:
+        name = path.name
+        manifest = Manifest.load(gen.dir)
         if manifest.embedding_model != embedder.model_name or manifest.dim != embedder.dim:
             msg = (
                 f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
@@ -117,10 +169,14 @@ class KnowledgeBase:
             if strict_model or manifest.dim != embedder.dim:
                 raise ModelMismatchError(msg)
             log.warning(msg)
-        store = ChunkStore(path / "chunks.sqlite")
-        dense = load_dense_index(manifest.dense_backend, path, manifest.dim)
-        bm25 = BM25Index.load(path)
-        children = store.count(parents=False)
+        store = ChunkStore(gen.dir / "chunks.sqlite")
+        try:
+            dense = load_dense_index(manifest.dense_backend, gen.dir, manifest.dim)
+            bm25 = BM25Index.load(gen.dir)
+            children = store.count(parents=False)
+        except BaseException:
+            store.close()
+            raise
         counts = {
             "manifest": manifest.children,
             "chunk store": children,
@@ -131,55 +187,129 @@ class KnowledgeBase:
             store.close()
             raise IndexStateError(
                 f"knowledge base {name!r} is inconsistent (child chunk counts {counts}); "
-                f"delete it with `ragchat kb delete {name}` and ingest again"
+                f"`ragchat kb repair {name}` fixes it"
             )
-        return cls(path, manifest, embedder, store, dense, bm25)
+        return cls(path, manifest, embedder, store, dense, bm25, gen)
 
     @classmethod
     def open_or_create(
         cls, root: Path, name: str, embedder: Embedder, **kwargs: Any
     ) -> KnowledgeBase:
-        if (Path(root) / validate_name(name) / "manifest.json").exists():
+        if gens.exists(Path(root) / validate_name(name)):
             return cls.open(root, name, embedder)
         return cls.create(root, name, embedder, **kwargs)
 
     def close(self) -> None:
+        """Closes the files; a write not committed by ``save`` is discarded."""
         self.store.close()
+        if self._work is not None:
+            shutil.rmtree(self._work.dir, ignore_errors=True)
+            log.info("knowledge base %s: uncommitted changes discarded", self.name)
+            self._work = None
+        self._release()
+
+    def stale(self) -> bool:
+        """True when another instance or process committed since this one was opened: a
+        reader that wants the new state opens the knowledge base again (one small read)."""
+        try:
+            return gens.current(self.path) != self.generation
+        except IndexStateError:
+            return True
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     @staticmethod
     def delete(root: Path, name: str) -> None:
         path = Path(root) / validate_name(name)
-        if not (path / "manifest.json").exists():
-            raise KnowledgeBaseNotFound(f"no knowledge base named {name!r} in {root}")
+        if not gens.exists(path):
+            raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}")
         shutil.rmtree(path)
 
     @staticmethod
     def names(root: Path) -> list[str]:
         if not Path(root).is_dir():
             return []
-        return sorted(p.name for p in Path(root).iterdir() if (p / "manifest.json").exists())
+        return sorted(p.name for p in Path(root).iterdir() if gens.exists(p))
 
     @staticmethod
     def describe(root: Path, name: str) -> dict[str, Any]:
         """Manifest figures and size on disk, without loading a model or the indexes."""
         path = Path(root) / validate_name(name)
-        if not (path / "manifest.json").exists():
-            raise KnowledgeBaseNotFound(f"no knowledge base named {name!r} in {root}")
-        info: dict[str, Any] = Manifest.load(path).model_dump()
-        info["bytes_on_disk"] = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        gen = gens.current(path)
+        if gen is None:
+            raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}")
+        info: dict[str, Any] = Manifest.load(gen.dir).model_dump()
+        info["bytes_on_disk"] = sum(f.stat().st_size for f in gen.dir.iterdir() if f.is_file())
         info["path"] = str(path)
+        info["generation"] = gen.number
         return info
 
+    def _begin_write(self) -> None:
+        """Forks the working generation at the first change (under the write lock)."""
+        if self._work is not None:
+            return
+        lock = gens.WriteLock(self.path)
+        lock.acquire(LOCK_TIMEOUT_S)
+        try:
+            cur = gens.current(self.path)
+            if cur is None or cur != self.generation:
+                raise IndexStateError(
+                    f"knowledge base {self.name!r} was changed by another writer since it was "
+                    "opened; open it again and retry"
+                )
+            gens.log_tidy(self.name, gens.tidy(self.path))
+            number = max([cur.number, *gens.generations(self.path)]) + 1
+            work = Generation(number, self.path / gens.gen_name(number))
+            work.dir.mkdir()
+            self.store.fork(work.dir / "chunks.sqlite")
+        except BaseException:
+            lock.release()
+            raise
+        self._work, self._lock = work, lock
+
     def save(self) -> None:
-        """Indexes first, manifest last: a crash in between is caught by the count check."""
-        self.dense.save(self.path)
-        self.bm25.save(self.path)
+        """Commits every change since the last commit as one new generation: chunk store,
+        indexes (an unchanged one is hard-linked from the previous generation) and manifest
+        are written and synced into the working folder, then ``CURRENT`` flips to it. A crash
+        before the flip leaves the previous state; after it, the new one."""
+        self._begin_write()
+        work = self._work
+        assert work is not None
+        crashpoint("save.begin")
+        self.store.seal()
+        crashpoint("save.chunks")
+        self._write_index("dense", self.dense.save, gens.DENSE_FILES, work.dir)
+        crashpoint("save.dense")
+        self._write_index("bm25", self.bm25.save, gens.BM25_FILES, work.dir)
+        crashpoint("save.bm25")
         self.manifest.children = self.store.count(parents=False)
         self.manifest.parents = self.store.count(parents=True)
         self.manifest.documents = self.store.document_count()
         self.manifest.files = len(self.store.files())
         self.manifest.updated = now_iso()
-        self.manifest.save(self.path)
+        self.manifest.save(work.dir)
+        crashpoint("save.manifest")
+        gens.fsync_tree(work.dir)
+        crashpoint("save.fsync")
+        gens.flip(self.path, work)
+        self.generation, self._work = work, None
+        self._dirty.clear()
+        crashpoint("save.flipped")
+        try:
+            for line in gens.tidy(self.path):
+                log.debug("knowledge base %s: %s", self.name, line)
+        finally:
+            self._release()
+
+    def _write_index(
+        self, kind: str, save: Callable[[Path], None], files: tuple[str, ...], directory: Path
+    ) -> None:
+        prev = self.generation
+        if kind in self._dirty or prev is None or not gens.link_files(prev.dir, directory, files):
+            save(directory)
 
     # -- writing -----------------------------------------------------------------------------
     def add_chunks(
@@ -208,6 +338,8 @@ class KnowledgeBase:
             self.bm25.remove(labels)
             raise
         self._next_label += len(children)
+        if children:
+            self._dirty.update(("dense", "bm25"))
         for cid, lab in label_of.items():
             self._chunk_of[lab] = cid
             self._label_of[cid] = lab
@@ -225,6 +357,8 @@ class KnowledgeBase:
         arr = np.asarray(labels, dtype=np.int64)
         self.dense.remove(arr)
         self.bm25.remove(arr)
+        if labels:
+            self._dirty.update(("dense", "bm25"))
         for lab in labels:
             cid = self._chunk_of.pop(lab, None)
             if cid is not None:
@@ -232,6 +366,14 @@ class KnowledgeBase:
         if save:
             self.save()
         return len(labels)
+
+    def reindexed(self) -> None:
+        """After the chunk store and the indexes were changed directly (``kb repair``): label
+        maps are read again and both indexes are written by the next ``save``."""
+        self._chunk_of = self.store.label_map()
+        self._label_of = {cid: lab for lab, cid in self._chunk_of.items()}
+        self._next_label = self.store.max_label() + 1
+        self._dirty.update(("dense", "bm25"))
 
     # -- reading (SearchableKB) ---------------------------------------------------------------
     def _restrict(self, filters: Mapping[str, Any] | None) -> tuple[np.ndarray | None, np.ndarray]:

@@ -6,7 +6,8 @@ are copied in batches, each ending with a save; a document is skipped on a re-ru
 target already holds its row (written after its chunks). Qdrant upserts are idempotent, so a
 half-copied batch is simply written again; an embedded target killed mid-batch no longer opens
 consistently and is rebuilt from scratch (it is local and copying needs no model). Either way a
-re-run ends with exactly the counts of one clean run.
+re-run ends with exactly the counts of one clean run. The ``crashpoint`` calls are where
+the crash tests kill the process (``tests/index/test_migrate_crash.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from ragchat.errors import IndexStateError
 from ragchat.index.base import Matrix, Vector, WritableKB
 from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.crashpoints import crashpoint
 from ragchat.index.sparse import document_lengths
 from ragchat.index.stores import Backend, create_kb, delete_kb, describe_kb, kb_names, open_kb
 from ragchat.settings import Settings
@@ -116,6 +118,7 @@ def migrate(
     mark = f"{source_backend}:{name}"
     report = MigrationReport(f"{source_backend}:{name}", f"{to}:{target_name}")
     target, report.resumed = _target(settings, target_name, to, source, mark)
+    crashpoint("migrate.target_ready")
     try:
         _copy(source, target, report, progress)
     finally:
@@ -158,6 +161,7 @@ def _copy(
         if target.store.file_sha(path) != sha:
             target.store.record_file(path, sha, "migrated")
     progress("copy", total, total)
+    crashpoint("migrate.copied")  # every batch saved, the target still marked as migrating
     if isinstance(target, PinsAvgdl):
         lengths = document_lengths([c.text for c in children])
         target.manifest.bm25 = {
@@ -201,9 +205,12 @@ def _write(
         vectors=vectors if vectors is not None else np.zeros((0, source.embedder.dim), np.float32),
         save=False,
     )
+    crashpoint("migrate.chunks_written")
     for row in rows:
         target.add_document_row(row)
         if row.file_path and row.file_path in files:
             target.store.record_file(row.file_path, files[row.file_path], row.added_at)
+    crashpoint("migrate.rows_written")
     target.save()
+    crashpoint("migrate.batch_saved")
     return len(children)

@@ -193,6 +193,42 @@ class QdrantKB:
         m.revision = (stored.revision if stored else 0) + 1
         self.store.save_manifest(m)
 
+    # -- consistency (``kb check`` / ``kb repair``) --------------------------------------------
+    def _orphans(self) -> list[str]:
+        """Doc ids with chunk points but no document point: a write that died between its
+        chunks and its document rows (ingestion writes chunks, then documents, then files,
+        then the manifest)."""
+        flt = models.Filter(
+            must=[models.FieldCondition(key="kind", match=models.MatchAny(any=[CHILD, PARENT]))]
+        )
+        docs = {str(p.payload["doc_id"]) for p in scroll(self._client, self.collection, flt)}
+        return sorted(docs - self.store.known_documents(docs))
+
+    @guarded
+    def check(self) -> list[str]:
+        """Problems a crashed write left; [] when none. Another worker's write in progress
+        looks the same: run it when nothing ingests."""
+        out = []
+        children = self.store.count(CHILD)
+        stored = self.store.manifest()
+        if stored is not None and stored.children != children:
+            out.append(f"manifest says {stored.children} chunks, the collection holds {children}")
+        orphans = self._orphans()
+        if orphans:
+            out.append(f"{len(orphans)} document(s) have chunks but no document row")
+        return out
+
+    @guarded
+    def repair(self) -> list[str]:
+        """Rolls the unfinished writes back (their chunks are deleted; their files were never
+        recorded, so a re-ingest adds them again) and re-derives the manifest's counts."""
+        orphans = self._orphans()
+        for doc_id in orphans:
+            self.delete_document(doc_id, save=False)
+        self.save()
+        done = [f"dropped the chunks of {len(orphans)} unfinished document(s)"] if orphans else []
+        return [*done, "manifest counts re-derived from the collection"]
+
     # -- writing -----------------------------------------------------------------------------
     def pin_avgdl(self, avgdl: float | None) -> None:
         """Weighs new BM25 vectors with this average length (``kb migrate`` pins the source's,

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ragchat.index.base import Embedder, WritableKB
 from ragchat.index.kb import KnowledgeBase
+from ragchat.index.kb_check import CheckReport
 from ragchat.settings import Settings
 
 Backend = Literal["embedded", "qdrant"]
@@ -87,3 +88,37 @@ def delete_kb(settings: Settings, name: str, *, backend: Backend | None = None) 
         QdrantKB.delete(settings, name)
         return
     KnowledgeBase.delete(settings.kb_root, name)
+
+
+def check_kb(
+    settings: Settings, name: str, *, deep: bool = True, backend: Backend | None = None
+) -> CheckReport:
+    """What prevents the knowledge base from opening, without changing anything. ``deep``
+    False reads only headers and counts (the health probe)."""
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.migrate import StoredVectorsOnly
+        from ragchat.index.qdrant import QdrantKB
+
+        info = QdrantKB.describe(settings, name)
+        emb = StoredVectorsOnly(str(info["embedding_model"]), int(info["dim"]))
+        report = CheckReport(name, generation=int(info.get("revision") or 0))
+        if deep:
+            report.problems.extend(QdrantKB.open(settings, name, emb).check())
+        return report
+    from ragchat.index.kb_check import check
+
+    return check(settings.kb_root, name, deep=deep)
+
+
+def repair_kb(settings: Settings, name: str, *, backend: Backend | None = None) -> list[str]:
+    """Makes the knowledge base consistent again; returns what was done, one line each."""
+    if _backend(settings, backend) == "qdrant":
+        from ragchat.index.migrate import StoredVectorsOnly
+        from ragchat.index.qdrant import QdrantKB
+
+        info = QdrantKB.describe(settings, name)
+        emb = StoredVectorsOnly(str(info["embedding_model"]), int(info["dim"]))
+        return QdrantKB.open(settings, name, emb).repair()
+    from ragchat.index.kb_check import repair
+
+    return repair(settings.kb_root, name)

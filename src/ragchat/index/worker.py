@@ -2,8 +2,8 @@
 
 An upload ingested in the server process shared its CPU, its GIL and its one embedder with
 every query: a 100k-cue transcript made ``/query`` on another knowledge base take ~1 min.
-``ProcessIngester`` runs ``ingest_paths`` in a fresh child process (``spawn``, see
-``worker_child.py``) with its own embedder, at the lowest CPU priority (nice 19,
+``ProcessIngester`` runs ``ingest_paths`` in a fresh child process (``python -m
+ragchat.index.worker_child``) with its own embedder, at the lowest CPU priority (nice 19,
 ``SCHED_IDLE`` where Linux allows it) and one thread: parsing, chunking and embedding use only
 CPU the server leaves idle, and the server's embedder stays free for readers.
 
@@ -22,23 +22,37 @@ interface and runs everything in the calling thread (``api.ingest_runner = "thre
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
-import multiprocessing
+import os
 import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Protocol
 
 from ragchat import errors
-from ragchat.errors import IngestError, RagchatError
+from ragchat.errors import IngestCancelled, IngestError, RagchatError
 from ragchat.index.base import Embedder, WritableKB
-from ragchat.index.ingestion import IngestReport, Progress, file_key, ingest_paths
+from ragchat.index.ingestion import (
+    IngestReport,
+    Loader,
+    Progress,
+    UploadCaps,
+    file_key,
+    ingest_paths,
+)
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingest.pipeline import load_file
+from ragchat.ingest.sandbox import ParseLimits
 from ragchat.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -48,8 +62,26 @@ Ingest = Callable[[WritableKB], IngestReport]  # ingest the session's files into
 CurrentSha = Callable[[str], "str | None"]  # file key -> sha256 the knowledge base holds
 
 
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
 class IngestWorkerError(RagchatError):
     """The ingestion child process failed or died; the job fails with this message."""
+
+
+@dataclasses.dataclass(frozen=True)
+class JobInput:
+    """What one ingestion job is given besides its files: ``load`` parses a file in this
+    process (a ``ParseWorker``'s, bounded), ``parse_limits`` bound a child's own parser;
+    ``current_sha`` says what the knowledge base already holds (nothing is embedded ahead for
+    an unchanged file); ``cancel`` set stops the job (``IngestCancelled``)."""
+
+    caps: UploadCaps | None = None
+    load: Loader | None = None
+    parse_limits: ParseLimits | None = None
+    current_sha: CurrentSha | None = None
+    cancel: threading.Event | None = None
 
 
 class Ingester(Protocol):
@@ -59,7 +91,7 @@ class Ingester(Protocol):
         chunker: Chunker,
         *,
         progress: Progress | None = None,
-        current_sha: CurrentSha | None = None,
+        job: JobInput = JobInput(),
     ) -> AbstractContextManager[Ingest]: ...
 
 
@@ -73,12 +105,17 @@ class InProcessIngester:
         chunker: Chunker,
         *,
         progress: Progress | None = None,
-        current_sha: CurrentSha | None = None,
+        job: JobInput = JobInput(),
     ) -> Iterator[Ingest]:
         def ingest(kb: WritableKB) -> IngestReport:
-            if progress is None:
-                return ingest_paths(kb, paths, chunker)
-            return ingest_paths(kb, paths, chunker, progress=progress)
+            return ingest_paths(
+                kb,
+                paths,
+                chunker,
+                progress=progress or _no_progress,
+                load=job.load or load_file,
+                caps=job.caps,
+            )
 
         yield ingest
 
@@ -117,7 +154,6 @@ class ProcessIngester:
                     f"({exc}); set api.ingest_runner = 'thread'"
                 ) from exc
         self._spec = ChildSpec(settings, embedder, idle_priority)
-        self._ctx = multiprocessing.get_context("spawn")
 
     @contextmanager
     def session(
@@ -126,34 +162,26 @@ class ProcessIngester:
         chunker: Chunker,
         *,
         progress: Progress | None = None,
-        current_sha: CurrentSha | None = None,
+        job: JobInput = JobInput(),
     ) -> Iterator[Ingest]:
-        from ragchat.index.worker_child import child_main
+        from ragchat.index.worker_child import ChildJob
 
         files = [Path(p) for p in paths]
-        skip = _unchanged(files, current_sha) if current_sha is not None else set()
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(
-            target=child_main,
-            args=(child, self._spec, files, chunker, skip),
-            name="ragchat-ingest-worker",
-            daemon=True,  # never outlives the server
-        )
-        proc.start()
-        child.close()
+        skip = _unchanged(files, job.current_sha) if job.current_sha is not None else set()
+        proc, parent = _start_child()
         log.info("ingestion worker pid %s started for %d file(s)", proc.pid, len(files))
         try:
-            _serve(parent, proc, None, progress, until="warm")
+            parent.send((self._spec, ChildJob(files, chunker, skip, job.caps, job.parse_limits)))
+            _serve(parent, proc, None, progress, job.cancel, until="warm")
 
             def ingest(kb: WritableKB) -> IngestReport:
                 parent.send(("go", {"name": kb.name}))  # plain attributes ingest may read
-                return _report_from_wire(_serve(parent, proc, kb, progress, until="done"))
+                wire = _serve(parent, proc, kb, progress, job.cancel, until="done")
+                return _report_from_wire(wire)
 
             yield ingest
         finally:
-            if proc.is_alive():
-                proc.kill()
-            proc.join(10)
+            _kill(proc)
             parent.close()
 
 
@@ -171,25 +199,59 @@ def _unchanged(files: Sequence[Path], current_sha: CurrentSha) -> set[str]:
     return out
 
 
+def _start_child() -> tuple[subprocess.Popen[bytes], Connection]:
+    """``python -m ragchat.index.worker_child`` in a session of its own (the parse sandbox it
+    starts joins its process group), and our end of a socket pair to it. A plain subprocess,
+    not ``multiprocessing``: no resource-tracker process outlives the server's shutdown."""
+    ours, theirs = socket.socketpair()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ragchat.index.worker_child", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    finally:
+        theirs.close()
+    return proc, Connection(ours.detach())
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """The child and its process group (its parse sandbox), if still there."""
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        proc.kill()
+    proc.wait()
+
+
 def _serve(
     conn: Connection,
-    proc: BaseProcess,
+    proc: subprocess.Popen[bytes],
     kb: WritableKB | None,
     progress: Progress | None,
+    cancel: threading.Event | None,
     *,
     until: str,
 ) -> Any:
     """Answers the child's calls on ``kb`` until it sends ``until``; returns that message's
-    payload. Raises if the child fails or dies first."""
+    payload. Raises if the child fails or dies first, ``IngestCancelled`` once ``cancel`` is
+    set (within ``_POLL_S``)."""
     while True:
+        if cancel is not None and cancel.is_set():
+            raise IngestCancelled("the server is shutting down")
         if not conn.poll(_POLL_S):
-            if not proc.is_alive() and not conn.poll(0):
+            if proc.poll() is not None and not conn.poll(0):
                 raise _died(proc)
             continue
         try:
             msg = conn.recv()
         except (EOFError, OSError):
-            proc.join(5)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
             raise _died(proc) from None
         kind = msg[0]
         if kind == until:
@@ -205,8 +267,8 @@ def _serve(
             raise IngestWorkerError(f"unexpected message from the ingestion worker: {kind!r}")
 
 
-def _died(proc: BaseProcess) -> IngestWorkerError:
-    code = proc.exitcode
+def _died(proc: subprocess.Popen[bytes]) -> IngestWorkerError:
+    code = proc.returncode
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited ({code})"
     log.error("ingestion worker pid %s %s", proc.pid, how)
     return IngestWorkerError(

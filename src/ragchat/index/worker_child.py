@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
-from ragchat.errors import RagchatError
+from ragchat.errors import IngestError, RagchatError
 from ragchat.index.base import Embedder, Matrix, Vector, WritableKB
-from ragchat.index.ingestion import file_key, ingest_paths
+from ragchat.index.ingestion import UploadCaps, file_key, ingest_paths
 from ragchat.ingest.chunking import Chunker
-from ragchat.ingest.registry import iter_files, loader_for
+from ragchat.ingest.pipeline import load_file
+from ragchat.ingest.registry import iter_files
+from ragchat.ingest.sandbox import ParseLimits, ParseWorker
+from ragchat.types import LoadedDocument
 
 _BLOCK = 64  # texts per embedding call while warming: progress moves, a kill loses little
 _SUBOBJECTS = frozenset({"store"})  # attributes of a WritableKB that are objects, not methods
@@ -114,27 +119,68 @@ def _embedder(spec: Any) -> Embedder:
     return load_embedder(settings.model_copy(update={"embedding": one_thread}))
 
 
-def _warm(
-    conn: Connection, memo: _MemoEmbedder, files: list[Path], chunker: Chunker, skip: set[str]
-) -> None:
-    """Parses, chunks and embeds what the ingest will need, before the parent takes a lock."""
-    todo = [p for p in iter_files(files) if file_key(p) not in skip]
+@dataclass(frozen=True)
+class ChildJob:
+    files: list[Path]
+    chunker: Chunker
+    skip: set[str]  # keys of files the knowledge base holds unchanged: not embedded ahead
+    caps: UploadCaps | None
+    parse_limits: ParseLimits | None  # None: parse here, unbounded (tests, the CLI's files)
+
+
+class _MemoLoader:
+    """Parses each file once for both passes; a parse failure is replayed in the second."""
+
+    def __init__(self, load: Callable[[Path], list[LoadedDocument]]) -> None:
+        self.load = load
+        self._docs: dict[Path, list[LoadedDocument] | IngestError] = {}
+
+    def __call__(self, path: Path) -> list[LoadedDocument]:
+        if path not in self._docs:
+            try:
+                self._docs[path] = self.load(path)
+            except IngestError as exc:
+                self._docs[path] = exc
+        found = self._docs[path]
+        if isinstance(found, IngestError):
+            raise found
+        return found
+
+
+def _warm(conn: Connection, memo: _MemoEmbedder, load: _MemoLoader, job: ChildJob) -> None:
+    """Parses, chunks and embeds what the ingest will need, before the parent takes a lock:
+    files within the upload caps (the ingest that follows applies them exactly)."""
+    todo = [p for p in iter_files(job.files) if file_key(p) not in job.skip]
+    caps = job.caps or UploadCaps()
     texts: list[str] = []
+    chars_total = 0
     for i, path in enumerate(todo):
         conn.send(("progress", "read", i, len(todo)))
         try:
-            docs = loader_for(path).load(path)
-        except Exception:  # the ingest that follows reports it, under its own rules
+            docs = load(path)
+            chunks = [c.text for d in docs for c in job.chunker.chunk(d) if not c.is_parent]
+        except (IngestError, RecursionError):  # the ingest that follows reports it
             continue
-        for doc in docs:
-            texts.extend(c.text for c in chunker.chunk(doc) if not c.is_parent)
+        chars = sum(len(s.text) for d in docs for s in d.sections)
+        if not _fits(caps, chars, len(chunks), chars_total, len(texts)):
+            continue
+        chars_total += chars
+        texts.extend(chunks)
     conn.send(("progress", "read", len(todo), len(todo)))
     memo.fill(texts, lambda done, total: conn.send(("progress", "embed", done, total)))
 
 
-def child_main(
-    conn: Connection, spec: Any, files: list[Path], chunker: Chunker, skip: set[str]
-) -> None:
+def _fits(caps: UploadCaps, chars: int, chunks: int, chars_before: int, chunks_before: int) -> bool:
+    return not (
+        (caps.file_chars and chars > caps.file_chars)
+        or (caps.file_chunks and chunks > caps.file_chunks)
+        or (caps.total_chars and chars_before + chars > caps.total_chars)
+        or (caps.total_chunks and chunks_before + chunks > caps.total_chunks)
+        or (caps.user_chunks and caps.user_used + chunks_before + chunks > caps.user_chunks)
+    )
+
+
+def child_main(conn: Connection, spec: Any, job: ChildJob) -> None:
     from ragchat.index.worker import report_to_wire
 
     lower_priority(spec.idle_priority)
@@ -145,21 +191,28 @@ def child_main(
         if stage == "embed":  # the vectors are at hand: this is the save
             conn.send(("progress", "save", done, total))
 
+    parser = ParseWorker(job.parse_limits) if job.parse_limits is not None else None
+    load = _MemoLoader(parser.load if parser is not None else load_file)
     try:
         memo = _MemoEmbedder(_embedder(spec))
-        _warm(conn, memo, files, chunker, skip)
+        _warm(conn, memo, load, job)
         conn.send(("warm",))
         go = conn.recv()
         if go[0] != "go":
             return
         remote = cast(WritableKB, _RemoteKB(conn, memo, go[1]))  # duck-typed: calls the parent
         conn.send(("progress", "save", 0, 1))  # re-reading the files, then the save
-        report = ingest_paths(remote, files, chunker, progress=saving)
+        report = ingest_paths(
+            remote, job.files, job.chunker, progress=saving, load=load, caps=job.caps
+        )
     except BaseException as exc:  # reported, then the child exits
         message = str(exc) if isinstance(exc, RagchatError) else _describe(exc)
         with contextlib.suppress(OSError):  # the parent is gone or gave up on this job
             conn.send(("failed", message))
         return
+    finally:
+        if parser is not None:
+            parser.close()
     conn.send(("done", report_to_wire(report)))
 
 
@@ -169,3 +222,9 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "a file needs more memory than the ingestion worker has"
     return f"{type(exc).__name__}: {exc}"
+
+
+if __name__ == "__main__":  # started by ``worker.ProcessIngester`` with its socket's fd
+    _conn = Connection(int(sys.argv[1]))
+    _spec, _job = _conn.recv()
+    child_main(_conn, _spec, _job)

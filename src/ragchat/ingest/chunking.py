@@ -15,10 +15,11 @@ time range of the captions it comes from.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 from ragchat.ingest.text_utils import (
@@ -47,6 +48,13 @@ class _Segment:
     @cached_property
     def span_ends(self) -> list[int]:
         return [s.end_char for s in self.spans]
+
+    @cached_property
+    def span_starts(self) -> list[int] | None:
+        """Start offsets when in order (cues are), so a chunk finds its cues by bisection:
+        scanning every later cue for each chunk took 45 s for a 100,000-cue transcript."""
+        starts = [s.start_char for s in self.spans]
+        return starts if all(a <= b for a, b in pairwise(starts)) else None
 
     def section_at(self, offset: int) -> Section:
         return self.sections[max(bisect_right(self.starts, offset) - 1, 0)]
@@ -232,7 +240,11 @@ class Chunker:
         meta = {**base, **seg.section_at(a).metadata}
         if seg.spans:
             first = bisect_right(seg.span_ends, a)
-            hit = [s for s in seg.spans[first:] if s.start_char < b]
+            starts = seg.span_starts
+            if starts is not None:
+                hit = list(seg.spans[first : bisect_left(starts, b, first)])
+            else:
+                hit = [s for s in seg.spans[first:] if s.start_char < b]
             if hit:
                 start = min(s.start for s in hit)
                 end = max(s.end for s in hit)

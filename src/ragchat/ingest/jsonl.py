@@ -23,9 +23,11 @@ class JsonlLoader:
                 continue
             try:
                 record = json.loads(line)
+                docs.append(_document(record, line, source, line_no))
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise IngestError(source, f"line {line_no}: invalid JSON ({exc})") from exc
-            docs.append(_document(record, line, source, line_no))
+            except RecursionError as exc:  # e.g. [[[[... 200,000 levels deep
+                raise IngestError(source, f"line {line_no}: JSON nested too deeply") from exc
         return docs
 
 

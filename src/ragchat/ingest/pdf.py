@@ -10,7 +10,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from ragchat.errors import IngestError
-from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex
+from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex, too_much_text
 from ragchat.types import LoadedDocument, Section
 
 logger = logging.getLogger(__name__)
@@ -21,7 +21,15 @@ _EOF_WINDOW = 4096
 
 
 class PdfLoader:
+    """``max_pages`` / ``max_chars`` (None = no limit) refuse a file as soon as it is known to
+    be over: a crafted PDF with a million pages, or pages expanding to hundreds of MB of text,
+    fails early instead of after extracting everything."""
+
     suffixes: tuple[str, ...] = (".pdf",)
+
+    def __init__(self, max_pages: int | None = None, max_chars: int | None = None) -> None:
+        self.max_pages = max_pages
+        self.max_chars = max_chars
 
     def load(self, path: Path) -> list[LoadedDocument]:
         source = str(path)
@@ -36,15 +44,26 @@ class PdfLoader:
             self._decrypt(reader, source)
             title = self._title(reader) or path.stem
             sections: list[Section] = []
+            pages = len(reader.pages)
+            if self.max_pages and pages > self.max_pages:
+                raise IngestError(
+                    source, f"too many pages ({pages}; at most {self.max_pages} per PDF)"
+                )
+            chars = 0
             for number, page in enumerate(reader.pages, start=1):
                 text = normalize_ws(page.extract_text() or "")
+                chars += len(text)
+                if self.max_chars and chars > self.max_chars:
+                    raise IngestError(source, too_much_text(self.max_chars))
                 if text:
                     sections.append(
                         Section(text=text, locator=f"p{number}", metadata={"page": number})
                     )
-            page_count = len(reader.pages)
+            page_count = pages
         except IngestError:
             raise
+        except RecursionError as exc:
+            raise IngestError(source, "corrupt PDF (objects nested too deeply)") from exc
         except FileNotDecryptedError as exc:
             raise IngestError(source, "encrypted PDF: a password is required") from exc
         except Exception as exc:  # pypdf raises many types on malformed input

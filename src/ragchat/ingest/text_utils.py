@@ -30,6 +30,11 @@ def read_bytes(path: Path) -> bytes:
         raise IngestError(str(path), f"cannot read file: {exc.strerror or exc}") from exc
 
 
+def too_much_text(limit: int) -> str:
+    """The reason a file over the extracted-text cap fails (``IngestLimits.max_file_chars``)."""
+    return f"too much text: over {limit:,} characters extracted (the limit per file)"
+
+
 def decode_utf8(data: bytes) -> tuple[str, list[str]]:
     """Decodes leniently: a stray byte should cost a character, not the whole file."""
     try:

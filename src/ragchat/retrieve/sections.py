@@ -11,14 +11,24 @@ sentences.
 
 A small table of aspects rather than a classifier: every aspect is a handful of words people
 use in questions and that editors use in headings, and a miss only costs the boost.
+
+Only the documents about the question's *topic* get the lift: "How is a migraine treated?"
+names its topic ("migraine") besides its aspect ("treated"), and a Management section of a
+diabetes page that BM25 found through "treated" must not be lifted. The topic is the
+question's content words once the aspect's words are removed; a document is on topic when its
+title, headings and retrieved text cover the most of them (rarer words among the candidates
+counting more). A question with no topic word left ("How is it treated?") lifts every
+document's matching section, as before.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ragchat.retrieve.terms import WEAK_STEMS, content_stems, content_words, stem
 from ragchat.types import Chunk, Hit
 
 # aspect → (question pattern, section label pattern)
@@ -39,6 +49,22 @@ _ASPECTS: dict[str, tuple[str, str]] = {
     "causes": (
         r"\b(caus\w*|why do (i|you|people|we) get|risk factors?|inherit\w*|genetic\w*|triggers?)\b",
         r"\b(caus\w*|risk factors?|inherit\w*|genetic\w*|triggers?)\b",
+    ),
+    "uses": (
+        r"\b(used (for|to)|uses? (of|for)|good for|what (is|are)\b(?=[^?]*\bfor\s*\?))",
+        r"\b(uses?|used for|indications?|what (it|they) (is|are) for)\b",
+    ),
+    # "What should I do during a tantrum?" → "During a tantrum", "What to do", "Coping".
+    "action": (
+        r"\b(what (should|can|do) (i|we|you|parents?) do|how (should|do|can) (i|we|you)"
+        r" (handle|deal|cope|respond|react|stop|calm))\b",
+        r"\b(during|what to do|coping|dealing with|handling|responding"
+        r"|how to (handle|respond|cope))\b",
+    ),
+    # "Can I take it with warfarin?", "Does it interact with …", "combine … with".
+    "interactions": (
+        r"\b(interact\w*|combin\w*|mix\w*|together with|take\b(?=.*\bwith\b))",
+        r"\b(interact\w*|other medicines|combin\w*)\b",
     ),
     "prevention": (
         r"\b(prevent\w*|avoid\w*|reduc\w* (the |my |your )?(risk|exposure|chance))\b",
@@ -70,7 +96,12 @@ _LABEL = {k: re.compile(h, re.IGNORECASE) for k, (_, h) in _ASPECTS.items()}
 _LEADING_QUESTION = re.compile(r"^\s*([^\n?]{8,200}\?)")
 # "What is X?", "What are X?", MedQuAD's "What is (are) X ?": a definition, asked only when no
 # other aspect is.
-_DEFINITION_Q = re.compile(r"^\s*(what|who)\s+(is|are)\b(?!.*\b(for|of|with)\b.*\?)", re.I)
+_DEFINITION_Q = re.compile(
+    r"^\s*(?:(what|who)\s+(is|are)\b(?!.*\b(for|of|with)\b.*\?)"
+    r"|(can you |could you |please )?(tell me (about|more about)|explain|describe"
+    r"|what do you know about)\b)",
+    re.I,
+)
 _DEFINITION_L = re.compile(
     r"\b(what (it|they) (is|are)|what is|what are|overview|definition|summary|about)\b", re.I
 )
@@ -112,6 +143,39 @@ def section_label(chunk: Chunk) -> str:
     return match.group(1).strip() if match else ""
 
 
+def topic_stems(question: str) -> frozenset[str]:
+    """The question's topic: its content-word stems, without the words that state its aspect
+    ("treated", "symptoms", "used for") and without generic ones ("take", "common")."""
+    aspect: set[str] = set()
+    for pattern in (*_QUESTION.values(), _DEFINITION_Q):
+        for m in pattern.finditer(question):
+            aspect.update(stem(w) for w in content_words(m.group(0)))
+    return frozenset(s for s in content_stems(question) if s not in aspect and s not in WEAK_STEMS)
+
+
+def _on_topic_docs(hits: Sequence[Hit], topic: frozenset[str]) -> set[str] | None:
+    """Keys of the documents that cover the question's topic best (title, headings and the
+    retrieved text of their hits; a stem rarer among the candidate documents counts more), or
+    None when no document covers any topic word (then none is singled out)."""
+    if not topic:
+        return None
+    seen: dict[str, set[str]] = {}
+    for hit in hits:
+        md = hit.chunk.metadata
+        path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+        title = str(md.get("doc_title") or md.get("title") or "")
+        text = f"{title} {path} {hit.context or hit.chunk.text or ''}"
+        seen.setdefault(_doc_key(hit.chunk), set()).update(content_stems(text) & topic)
+    n = len(seen)
+    df = {t: sum(t in found for found in seen.values()) for t in topic}
+    weight = {t: math.log(1 + n / df[t]) for t in topic if df[t]}
+    cover = {key: sum(weight.get(t, 0.0) for t in found) for key, found in seen.items()}
+    top = max(cover.values(), default=0.0)
+    if top <= 0:
+        return None
+    return {key for key, value in cover.items() if value >= top - 1e-9}
+
+
 def matches(question_aspects_: frozenset[str], label: str) -> bool:
     return bool(question_aspects_ & label_aspects(label))
 
@@ -131,7 +195,8 @@ def boost_sections(query: str, hits: Sequence[Hit], weight: float) -> list[Hit]:
     score plus ``weight`` × the spread of the scores (so the lift means the same on min-max,
     z-score, RRF or reranker scales). A document's matching section can thus pass the other
     documents only by that small margin, and never lifts a weakly retrieved document over a
-    strong one. ``scores["section"]`` records the lift."""
+    strong one; and only documents on the question's topic (``topic_stems``) are lifted.
+    ``scores["section"]`` records the lift."""
     wanted = question_aspects(query)
     if weight <= 0 or not wanted or len(hits) < 2:
         return list(hits)
@@ -143,10 +208,12 @@ def boost_sections(query: str, hits: Sequence[Hit], weight: float) -> list[Hit]:
     for hit in hits:
         key = _doc_key(hit.chunk)
         best[key] = max(best.get(key, hit.score), hit.score)
+    on_topic = _on_topic_docs(hits, topic_stems(query))
     out: list[Hit] = []
     for hit in hits:
-        if matches(wanted, section_label(hit.chunk)):
-            lifted = max(hit.score, best[_doc_key(hit.chunk)]) + weight * spread
+        key = _doc_key(hit.chunk)
+        if (on_topic is None or key in on_topic) and matches(wanted, section_label(hit.chunk)):
+            lifted = max(hit.score, best[key]) + weight * spread
             scored = {**hit.scores, "section": lifted - hit.score}
             hit = replace(hit, score=lifted, scores=scored)
         out.append(hit)

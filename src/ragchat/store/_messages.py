@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import exc as sa_exc
@@ -12,14 +13,17 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from ragchat.errors import Conflict, NotFound, StoreUnavailable
+from ragchat.index.crashpoints import crashpoint
 from ragchat.store._core import SqlCore, new_id
 from ragchat.store.models import ConversationRecord, MessageRecord
-from ragchat.store.rows import MessageRole, MessageRow, MessageStatus
+from ragchat.store.rows import ConversationChanges, MessageRole, MessageRow, MessageStatus
 from ragchat.types import Citation, HistoryMessage
 
 # Concurrent appends to one conversation may pick the same seq; the loser retries.
 SEQ_RETRIES = 20
 _HISTORY_STATUSES = ("complete", "interrupted")
+# A reply row before its first token: "streaming", empty, its agent set when it settles.
+DRAFT: tuple[MessageRole, str, MessageStatus] = ("assistant", "", "streaming")
 
 
 class _SeqTaken(Exception):
@@ -28,10 +32,14 @@ class _SeqTaken(Exception):
 
 class MessagesMixin(SqlCore):
     def add_user_message(self, conversation_id: str, content: str) -> MessageRow:
-        return self._append(conversation_id, "user", content, None, "complete")
+        return self._append(conversation_id, [("user", content, "complete")])[0]
 
     def begin_assistant_message(self, conversation_id: str, agent: str | None) -> MessageRow:
-        return self._append(conversation_id, "assistant", "", agent, "streaming")
+        return self._append(conversation_id, [("assistant", "", "streaming")], agent)[0]
+
+    def begin_turn(self, conversation_id: str, content: str) -> tuple[MessageRow, MessageRow]:
+        rows = self._append(conversation_id, [("user", content, "complete"), DRAFT])
+        return rows[0], rows[1]
 
     def finish_assistant_message(
         self,
@@ -40,14 +48,21 @@ class MessagesMixin(SqlCore):
         citations: Sequence[Citation | Mapping[str, Any]] = (),
         metadata: Mapping[str, Any] | None = None,
         status: MessageStatus = "complete",
+        *,
+        agent: str | None = None,
+        changes: ConversationChanges | None = None,
     ) -> MessageRow:
         if status == "streaming":
             raise ValueError("a finished message cannot be 'streaming'")
         cites = [c.to_dict() if isinstance(c, Citation) else dict(c) for c in citations]
-        return self._finish(message_id, content, status, cites, dict(metadata or {}))
+        return self._finish(
+            message_id, content, status, cites, dict(metadata or {}), agent, changes
+        )
 
-    def mark_interrupted(self, message_id: str, partial_content: str) -> MessageRow:
-        return self._finish(message_id, partial_content, "interrupted", None, None)
+    def mark_interrupted(
+        self, message_id: str, partial_content: str, agent: str | None = None
+    ) -> MessageRow:
+        return self._finish(message_id, partial_content, "interrupted", None, None, agent, None)
 
     def recover_interrupted(self) -> int:
         with self._tx() as s:
@@ -100,15 +115,14 @@ class MessagesMixin(SqlCore):
     def _append(
         self,
         conversation_id: str,
-        role: MessageRole,
-        content: str,
-        agent: str | None,
-        status: MessageStatus,
-    ) -> MessageRow:
+        messages: Sequence[tuple[MessageRole, str, MessageStatus]],
+        agent: str | None = None,
+    ) -> list[MessageRow]:
+        """``messages`` with consecutive seqs, in one transaction."""
         for attempt in range(SEQ_RETRIES):
             try:
                 with self._tx() as s:
-                    return self._insert(s, conversation_id, role, content, agent, status)
+                    return self._insert(s, conversation_id, messages, agent)
             except _SeqTaken:
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
         raise StoreUnavailable(f"could not append to conversation after {SEQ_RETRIES} tries")
@@ -117,40 +131,41 @@ class MessagesMixin(SqlCore):
         self,
         s: Session,
         conversation_id: str,
-        role: MessageRole,
-        content: str,
-        agent: str | None,
-        status: MessageStatus,
-    ) -> MessageRow:
+        messages: Sequence[tuple[MessageRole, str, MessageStatus]],
+        agent: str | None = None,
+    ) -> list[MessageRow]:
         # The row lock queues appends to one conversation on Postgres (SQLite: BEGIN IMMEDIATE);
         # UNIQUE(conversation_id, seq) and the retry in ``_append`` remain the safety net.
         conv = s.get(ConversationRecord, conversation_id, with_for_update=True)
         if conv is None:
             raise NotFound("conversation not found")
-        if role == "user" and conv.status != "active":
+        if any(role == "user" for role, _, _ in messages) and conv.status != "active":
             raise Conflict("conversation is closed")
         seq = self._next_seq(s, conv.id)
         now = self._now()
-        record = MessageRecord(
-            id=new_id(),
-            conversation_id=conv.id,
-            seq=seq,
-            role=role,
-            content=content,
-            agent=agent,
-            citations=[],
-            metadata_={},
-            status=status,
-            created_at=now,
-            updated_at=now,
-        )
-        s.add(record)
+        records = [
+            MessageRecord(
+                id=new_id(),
+                conversation_id=conv.id,
+                seq=seq + i,
+                role=role,
+                content=content,
+                agent=agent,
+                citations=[],
+                metadata_={},
+                status=status,
+                created_at=now,
+                updated_at=now,
+            )
+            for i, (role, content, status) in enumerate(messages)
+        ]
+        s.add_all(records)
         try:
             s.flush()
         except sa_exc.IntegrityError as exc:
             raise _SeqTaken() from exc
         conv.updated_at = conv.last_activity_at = now
-        return MessageRow.model_validate(record)
+        return [MessageRow.model_validate(r) for r in records]
 
     def _next_seq(self, s: Session, conversation_id: str) -> int:
         M = MessageRecord
@@ -164,6 +179,8 @@ class MessagesMixin(SqlCore):
         status: MessageStatus,
         citations: list[dict[str, Any]] | None,
         metadata: dict[str, Any] | None,
+        agent: str | None,
+        changes: ConversationChanges | None,
     ) -> MessageRow:
         with self._tx() as s:
             record = s.get(MessageRecord, message_id)
@@ -173,6 +190,8 @@ class MessagesMixin(SqlCore):
                 raise Conflict(f"message is already {record.status}")
             now = self._now()
             record.content, record.status, record.updated_at = content, status, now
+            if agent is not None:
+                record.agent = agent
             if citations is not None:
                 record.citations = citations
             if metadata is not None:
@@ -180,4 +199,16 @@ class MessagesMixin(SqlCore):
             conv = s.get(ConversationRecord, record.conversation_id)
             if conv is not None:
                 conv.updated_at = conv.last_activity_at = now
+                if changes is not None:
+                    _apply(conv, changes, now)
+            s.flush()
+            crashpoint("store.reply_uncommitted")  # written, not yet committed
             return MessageRow.model_validate(record)
+
+
+def _apply(conv: ConversationRecord, changes: ConversationChanges, now: datetime) -> None:
+    conv.assigned_agent = changes.assigned_agent
+    if changes.user_profile is not None:
+        conv.user_profile = dict(changes.user_profile)
+    if changes.crisis and conv.crisis_at is None:
+        conv.crisis_at = now

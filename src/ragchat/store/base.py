@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from ragchat.store.rows import (
     ApiKeyRow,
+    ConversationChanges,
     ConversationRow,
     JobRow,
     JobStatus,
@@ -59,6 +60,14 @@ class ConversationRepository(Protocol):
     def create_conversation(
         self, user_id: str, title: str | None = None, conversation_id: str | None = None
     ) -> ConversationRow: ...
+
+    def start_conversation(
+        self, user_id: str, content: str
+    ) -> tuple[ConversationRow, MessageRow, MessageRow]:
+        """A new conversation with its first user message and that message's empty
+        "streaming" reply, in one transaction (``MessageRepository.begin_turn``'s guarantee,
+        and one commit instead of two for the most common turn of a new user)."""
+        ...
 
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationRow: ...
 
@@ -114,6 +123,12 @@ class MessageRepository(Protocol):
         """An empty assistant message in status "streaming"."""
         ...
 
+    def begin_turn(self, conversation_id: str, content: str) -> tuple[MessageRow, MessageRow]:
+        """The user message and, right after it, its empty "streaming" reply, committed in one
+        transaction: a crash never leaves an acknowledged question without its reply row (the
+        restart's ``recover_interrupted`` marks it "interrupted"). ``Conflict`` if closed."""
+        ...
+
     def finish_assistant_message(
         self,
         message_id: str,
@@ -121,11 +136,18 @@ class MessageRepository(Protocol):
         citations: Sequence[CitationLike] = (),
         metadata: Mapping[str, Any] | None = None,
         status: MessageStatus = "complete",
+        *,
+        agent: str | None = None,
+        changes: ConversationChanges | None = None,
     ) -> MessageRow:
-        """Finalises a "streaming" message; ``Conflict`` if it is no longer streaming."""
+        """Finalises a "streaming" message (``agent``: the one that answered, if not set at
+        the start) and applies ``changes`` to its conversation in the same transaction;
+        ``Conflict`` if it is no longer streaming."""
         ...
 
-    def mark_interrupted(self, message_id: str, partial_content: str) -> MessageRow: ...
+    def mark_interrupted(
+        self, message_id: str, partial_content: str, agent: str | None = None
+    ) -> MessageRow: ...
 
     def recover_interrupted(self) -> int:
         """At startup: every message still "streaming" becomes "interrupted"; returns how many."""

@@ -91,6 +91,16 @@ class MessageRow(Row):
         return value
 
 
+class ConversationChanges(Row):
+    """What a turn decided about its conversation, stored with its reply in one transaction
+    (so a crash never keeps the reply and loses the agent, or the other way round).
+    ``user_profile`` None: unchanged; ``crisis``: flag it (a flag is never cleared)."""
+
+    assigned_agent: str | None
+    user_profile: dict[str, Any] | None = None
+    crisis: bool = False
+
+
 class JobRow(Row):
     id: str
     user_id: str

@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 from ragchat.errors import Conflict, NotFound
 from ragchat.store._core import Clock, SqlCore, new_id, utcnow
 from ragchat.store._jobs import JobsMixin
-from ragchat.store._messages import MessagesMixin
+from ragchat.store._messages import DRAFT, MessagesMixin
 from ragchat.store.models import ApiKeyRecord, ConversationRecord, UserRecord
-from ragchat.store.rows import ApiKeyRow, ConversationRow, User, UserKind
+from ragchat.store.rows import ApiKeyRow, ConversationRow, MessageRow, User, UserKind
 
 API_KEY_PREFIX = "rc_"
 # ``last_used_at`` is written at most this often per key, so authentication stays a read.
@@ -48,11 +48,12 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         kind: UserKind = "anonymous",
         display_name: str | None = None,
     ) -> User:
+        if user_id is not None:  # a new id is new: no read needed
+            with self._tx(write=False) as s:
+                found = s.get(UserRecord, user_id)
+                if found is not None:
+                    return User.model_validate(found)
         user_id = user_id or new_id()
-        with self._tx(write=False) as s:
-            found = s.get(UserRecord, user_id)
-            if found is not None:
-                return User.model_validate(found)
         try:
             with self._tx() as s:
                 now = self._now()
@@ -135,25 +136,41 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         self, user_id: str, title: str | None = None, conversation_id: str | None = None
     ) -> ConversationRow:
         with self._tx() as s:
-            _get_user(s, user_id)
-            if conversation_id and s.get(ConversationRecord, conversation_id) is not None:
-                raise Conflict("conversation id already exists")
-            now = self._now()
-            record = ConversationRecord(
-                id=conversation_id or new_id(),
-                user_id=user_id,
-                title=title,
-                assigned_agent=None,
-                user_profile=None,
-                status="active",
-                created_at=now,
-                updated_at=now,
-                last_activity_at=now,
-                expires_at=None,
-                crisis_at=None,
+            return ConversationRow.model_validate(
+                self._new_conversation(s, user_id, title, conversation_id)
             )
-            s.add(record)
-            return ConversationRow.model_validate(record)
+
+    def start_conversation(
+        self, user_id: str, content: str
+    ) -> tuple[ConversationRow, MessageRow, MessageRow]:
+        with self._tx() as s:
+            record = self._new_conversation(s, user_id, None, None)
+            s.flush()  # the conversation's row before its messages'
+            question, reply = self._insert(s, record.id, [("user", content, "complete"), DRAFT])
+            return ConversationRow.model_validate(record), question, reply
+
+    def _new_conversation(
+        self, s: Session, user_id: str, title: str | None, conversation_id: str | None
+    ) -> ConversationRecord:
+        _get_user(s, user_id)
+        if conversation_id and s.get(ConversationRecord, conversation_id) is not None:
+            raise Conflict("conversation id already exists")
+        now = self._now()
+        record = ConversationRecord(
+            id=conversation_id or new_id(),
+            user_id=user_id,
+            title=title,
+            assigned_agent=None,
+            user_profile=None,
+            status="active",
+            created_at=now,
+            updated_at=now,
+            last_activity_at=now,
+            expires_at=None,
+            crisis_at=None,
+        )
+        s.add(record)
+        return record
 
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationRow:
         with self._tx(write=False) as s:

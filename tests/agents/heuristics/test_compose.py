@@ -180,6 +180,17 @@ def test_uses_hit_context_when_set(hashing: HashingEmbedder) -> None:
                 "medicine.",
             ],
         ),
+        (
+            "Care focuses on easing symptoms while the body fights the infection:\n\n"
+            "- pain relievers such as acetaminophen or ibuprofen for aches and fever\n"
+            "- warm drinks, honey and throat lozenges for a sore throat that lingers",
+            [
+                "Care focuses on easing symptoms while the body fights the infection: pain "
+                "relievers such as acetaminophen or ibuprofen for aches and fever.",
+                "Care focuses on easing symptoms while the body fights the infection: warm "
+                "drinks, honey and throat lozenges for a sore throat that lingers.",
+            ],
+        ),
     ],
 )
 def test_sentence_splitting(text: str, expected: list[str]) -> None:
@@ -355,3 +366,75 @@ def test_the_lead_sentence_drops_its_dangling_connective(hashing: HashingEmbedde
     )
     assert all(not s.startswith(("So ", "Dr. Samuel")) for s, _ in ans.sentences)
     assert "A toddler might need eleven to fourteen hours" in ans.text
+
+
+def _section_hit(doc: str, title: str, heading: str, body: str, position: int = 0) -> object:
+    return make_hit(
+        f"{doc}-{position}",
+        f"## {heading}\n\n{body}",
+        title=title,
+        doc_id=doc,
+        position=position,
+        heading_path=[title, heading],
+        heading=heading,
+    )
+
+
+def test_a_page_about_the_topic_is_not_answered_from_another_page(
+    real_embedder: Embedder,
+) -> None:
+    """ "What is ibuprofen used for?" once quoted "Unlike ibuprofen, it has little effect on
+    inflammation" from the acetaminophen page: when the lead's page is titled with the whole
+    topic, other pages are quoted only when their titles name it too."""
+    hits = [
+        _section_hit(
+            "ibu",
+            "Ibuprofen",
+            "Common uses",
+            "People most often use ibuprofen for short-term relief of headache, muscle aches "
+            "and fever. Because it reduces inflammation as well as pain, it suits pain that "
+            "comes with swelling.",
+        ),
+        _section_hit(
+            "para",
+            "Acetaminophen",
+            "What it is",
+            "Acetaminophen is a common pain reliever and fever reducer. Unlike ibuprofen, it has "
+            "little effect on inflammation, but it is usually gentler on the stomach.",
+        ),
+    ]
+    ans = compose_answer("What is ibuprofen used for?", hits, real_embedder, relative_floor=0.3)
+    assert {c.chunk_id for c in ans.citations} == {"ibu-0"}, ans.text
+    assert "Unlike ibuprofen" not in ans.text
+
+
+def test_the_section_rule_does_not_drop_another_record_of_the_topic(
+    real_embedder: Embedder,
+) -> None:
+    """Flat FAQ records: the lead answers from a record whose question names the aspect; a
+    second record on the same topic with no question of its own (the reference answer, in
+    MedQuAD) may still follow it, on its own score."""
+    hits = [
+        make_hit(
+            "faq",
+            "Joubert syndrome\nHow might Joubert syndrome be treated? Treatment of Joubert "
+            "syndrome is symptomatic and supportive, with physical and speech therapy.",
+            title="Joubert syndrome",
+            doc_id="faq",
+        ),
+        make_hit(
+            "ghr",
+            "Joubert syndrome\nTreatment for Joubert syndrome depends on the symptoms; infants "
+            "with abnormal breathing may need breathing support and physical therapy.",
+            title="Joubert syndrome",
+            doc_id="ghr",
+        ),
+    ]
+    ans = compose_answer("What are the treatments for Joubert syndrome?", hits, real_embedder)
+    assert {c.chunk_id for c in ans.citations} == {"faq", "ghr"}, ans.text
+
+
+def test_a_dangling_otherwise_is_dropped(hashing: HashingEmbedder) -> None:
+    hit = make_hit("t", "Otherwise, it is often best to stay nearby without giving in.")
+    ans = compose_answer("Is it best to stay nearby?", [hit], hashing, min_sentence_score=0.0)
+    assert ans.sentences[0][0].startswith("It is often best"), ans.text

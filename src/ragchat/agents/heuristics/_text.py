@@ -7,80 +7,19 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ragchat.ingest.text_utils import SENTENCE_END
-
-WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
-
-
-# Deliberately tiny: function words only, so medical and topical words always count.
-def wordset(text: str) -> frozenset[str]:
-    """A frozenset of the whitespace-separated words of ``text`` (for readable word lists)."""
-    return frozenset(text.split())
-
-
-STOPWORDS = wordset(
-    """a about above after again all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each either else even
-    ever every for from further get gets got had has have having he her here hers him his how
-    i i'm if in into is it it's its itself just let me might more most much must my no nor not
-    now of off on once only or other our out over own per please same she should so some such
-    than that the their them then there these they this those through to too under until up
-    upon us very was we were what what's when where whether which while who whom whose why will
-    with within without would yet you your yours"""
+from ragchat.retrieve.terms import (  # noqa: F401  (re-exported for the agents)
+    GENERIC_WORDS,
+    STOPWORDS,
+    WEAK_STEMS,
+    WORD,
+    content_stems,
+    content_words,
+    stem,
+    words,
+    wordset,
 )
-
-# Words every question uses; they say little about what it is about.
-GENERIC_WORDS = wordset(
-    """take taking took use using used get give need help make know tell want good bad much
-    many common usual usually normal normally really thing things way ok okay like should
-    best safe well also one two three four five six seven eight nine ten"""
-)
-
-try:  # PyStemmer is a ragchat dependency; keep a crude fallback anyway.
-    import Stemmer
-
-    _STEMMER = Stemmer.Stemmer("english")
-
-    def _stem_impl(word: str) -> str:
-        return str(_STEMMER.stemWord(word))
-
-except ImportError:  # pragma: no cover
-
-    def _stem_impl(word: str) -> str:
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(word) > len(suffix) + 3 and word.endswith(suffix):
-                return word[: -len(suffix)]
-        return word
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    return _stem_impl(word.lower().replace("’", "'"))
-
-
-WEAK_STEMS = frozenset(stem(w) for w in GENERIC_WORDS)
-
-
-def words(text: str) -> list[str]:
-    """Word tokens (letters, digits, inner apostrophes/hyphens) in their original case."""
-    return [w.strip("'’-") for w in WORD.findall(text) if w.strip("'’-")]
-
-
-def content_words(text: str) -> list[str]:
-    """Lower-cased non-stopword tokens of 2+ characters (numbers kept: doses matter)."""
-    out = []
-    for w in words(text):
-        low = w.lower().replace("’", "'")
-        if low not in STOPWORDS and (len(low) >= 2 or low.isdigit()):
-            out.append(low)
-    return out
-
-
-def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(text)}
-
 
 # --- Markdown / sentence handling -------------------------------------------------------
 
@@ -212,6 +151,9 @@ def segment(text: str) -> list[Piece]:
     return out
 
 
+_LIST_VERBS = wordset("include includes including contain contains mean means")
+
+
 def _list_sentences(intro: str, items: list[str]) -> list[str]:
     items = [it for it in items if it]
     if not items or sum(it.endswith("?") for it in items) * 2 > len(items):
@@ -219,10 +161,14 @@ def _list_sentences(intro: str, items: list[str]) -> list[str]:
     if all(len(it.split()) <= 8 for it in items):
         return [f"{intro} {', '.join(items)}."]
     lead = intro.rstrip(":").rstrip()
+    # "The risk is higher if you: take …" reads on as one sentence; "… fights the infection:
+    # pain relievers …" needs its colon kept.
+    last = lead.split()[-1].lower() if lead.split() else ""
+    joint = " " if last in STOPWORDS or last in _LIST_VERBS else ": "
     out: list[str] = []
     for it in items:
         if it[:1].islower():
-            out.append(f"{lead} {it}.")
+            out.append(f"{lead}{joint}{it}.")
         else:
             out.extend(sentence_pieces(it if _TERMINAL.search(it) else it + "."))
     return out

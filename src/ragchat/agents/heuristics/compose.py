@@ -21,12 +21,18 @@ quoted, so an answer about one medicine does not borrow sentences about another;
 mentions a specific topic word (six letters or more), the documents do not cover the question
 and the answer is NO_ANSWER.
 
-Section focus: when the question asks about an aspect (treatment, symptoms, diagnosis, …;
-``ragchat.retrieve.sections``) sentences in the section that answers it (its heading path, or
-the FAQ question before them) gain ``SECTION_BONUS``, and when the lead is such a sentence the
-others come from such sections too, so "What helps with hay fever?" is not answered with
-"Children can have hay fever too". Exercise material (a "Review questions" section, prompts
-such as "Give three features of …") is never a candidate.
+Section focus: when the question asks about an aspect (treatment, symptoms, diagnosis, uses,
+…; ``ragchat.retrieve.sections``) sentences in the section that answers it (its heading path,
+or the FAQ question before them) gain ``SECTION_BONUS`` — only in the *focus document*, the one
+holding the best sentence before any bonus, so another disease's Treatment section is not
+quoted for this one's — and when the lead is such a sentence the rest of the focus document is
+quoted from such sections too, so "What helps with hay fever?" is not answered with "Children
+can have hay fever too". Another document's sentence may follow when it reaches the floor with
+or without the bonus (a second FAQ record on the topic has no section label of its own). When
+the focus document's title names the question's whole topic ("Ibuprofen"), other documents
+are quoted only if their titles name it too. Exercise material (a "Review questions" section,
+prompts such as "Give three features of …") is never a candidate
+(``heuristics/candidates.py``).
 
 Quoted sentences are cleaned: the speaker label goes (the citation names the speakers), and
 a dangling opener ("So a toddler might …") is dropped. A transcript citation is narrowed to the
@@ -52,19 +58,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.heuristics._text import (
-    WEAK_STEMS,
-    content_stems,
-    segment,
-    strip_inline,
-    strip_speaker,
-    words,
+from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems, strip_inline
+from ragchat.agents.heuristics.candidates import (
+    Candidate,
+    candidates,
+    embedding_inputs,
 )
 from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
 from ragchat.index.cache import embed_sentences
-from ragchat.retrieve.sections import label_aspects, question_aspects
+from ragchat.retrieve.sections import question_aspects, topic_stems
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -74,22 +78,12 @@ DEFAULT_NO_ANSWER = (
 W_DENSE = 0.65
 W_LEXICAL = 0.35
 RANK_BONUS = 0.04
-MIN_WORDS = 5
 MIN_SENTENCE_SCORE = 0.3
 RELATIVE_FLOOR = 0.75
 WEAK_WEIGHT = 0.3
 DUP_COSINE = 0.9
 DUP_JACCARD = 0.7
-MAX_CANDIDATES = 240
 MAX_EMBEDDED = 48  # candidates embedded per answer (×2 with their context)
-MAX_PER_HIT = 60
-# Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
-_FILLER = re.compile(
-    r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
-    re.IGNORECASE,
-)
-W_CONTEXT = 0.5
-QUESTION_REACH = 3
 # "How much / how many / what dose" questions are answered by sentences with numbers in them.
 _QUANTITY = re.compile(
     r"\b(how (much|many|long|often|old)|dose|dosage|maximum|minimum|limit|amount|number of)\b",
@@ -103,21 +97,9 @@ NUMERIC_BONUS = 0.08
 # Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
 # the lead sentence is in such a section the others must be too.
 SECTION_BONUS = 0.2
-# Exercise material asks, it does not answer: "Review questions", "Exercises", "Quiz".
-_EXERCISE_HEADING = re.compile(
-    r"\b(review questions?|questions for review|exercises?|quiz|self[- ]test|test yourself"
-    r"|check your understanding|practice questions?|discussion questions?)\b",
-    re.IGNORECASE,
-)
-# "Give three features of …", "Explain how …": an exercise prompt, not an answer.
-_PROMPT = re.compile(
-    r"^(list|give|explain|describe|name|compare|contrast|define|outline|state|identify"
-    r"|discuss|suggest|predict|calculate|sketch|draw|label|trace|summari[sz]e)\b",
-    re.IGNORECASE,
-)
 # Openers that lean on a sentence the answer does not quote ("So a toddler might …").
 _CONNECTIVE = re.compile(
-    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway|however|still"
+    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway|however|still|otherwise"
     r"|that said|in that case|because of that|for that reason|on the other hand)\b,?\s+"
     r"(?=\S)",
     re.IGNORECASE,
@@ -130,19 +112,6 @@ class ComposedAnswer:
     citations: list[Citation] = field(default_factory=list)
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation n)
     no_answer: bool = False
-
-
-@dataclass
-class _Candidate:
-    text: str
-    hit_rank: int  # 0-based index into hits
-    order: int  # sentence index within its hit's text
-    label: str = ""  # preceding question or heading, "" when none
-    context_weight: float = 0.0  # how much the label counts, see W_CONTEXT
-    in_child: bool = False  # inside the matched child chunk, not just its parent context
-    on_aspect: bool = False  # in the section that answers the question's aspect
-    score: float = 0.0
-    lexical: float = 0.0
 
 
 def _overlap(query_stems: set[str], sentence_stems: set[str]) -> float:
@@ -180,67 +149,7 @@ def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
     return on_topic, False
 
 
-def _candidates(
-    hits: Sequence[Hit], allowed: set[int] | None = None, aspects: frozenset[str] = frozenset()
-) -> list[_Candidate]:
-    """Answer-like sentences of every hit, each with its context: the question just before it
-    (a host's question in a transcript, an FAQ entry) or else "doc title; heading". Sentences
-    of exercise sections and exercise prompts are not candidates."""
-    seen: set[str] = set()
-    out: list[_Candidate] = []
-    for rank, hit in enumerate(hits):
-        if allowed is not None and rank not in allowed:
-            continue
-        md = hit.chunk.metadata
-        title = str(md.get("doc_title") or md.get("title") or "")
-        fallback = str(md.get("heading") or "")
-        path = " > ".join(str(h) for h in (md.get("heading_path") or ()) if str(h) != title)
-        question, since_question = "", QUESTION_REACH + 1
-        per_hit = 0
-        child = " ".join(strip_inline(hit.chunk.text or "").split())
-        for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
-            if piece.is_question:
-                question, since_question = piece.text, 0
-                continue
-            since_question += 1
-            key = " ".join(w.lower() for w in words(piece.text))
-            if key in seen or len(words(piece.text)) < MIN_WORDS or _FILLER.match(piece.text):
-                continue
-            if _PROMPT.match(piece.text) or _EXERCISE_HEADING.search(
-                f"{path} {piece.heading or fallback}"
-            ):
-                continue
-            seen.add(key)
-            weight = W_CONTEXT
-            if since_question <= QUESTION_REACH:
-                label = question
-                weight = W_CONTEXT * (1.2 - 0.2 * since_question)  # nearest reply counts most
-            else:
-                heading = piece.heading or fallback
-                if path and heading == fallback:
-                    heading = path
-                label = "; ".join(x for x in dict.fromkeys((title, heading)) if x)
-            in_child = " ".join(piece.text.split()[:6]) in child
-            section = (
-                question
-                if since_question <= QUESTION_REACH
-                else f"{path} {piece.heading or fallback}"
-            )
-            on_aspect = bool(aspects & label_aspects(section))
-            out.append(
-                _Candidate(
-                    piece.text, rank, order, label, weight if label else 0.0, in_child, on_aspect
-                )
-            )
-            per_hit += 1
-            if len(out) >= MAX_CANDIDATES:
-                return out
-            if per_hit >= MAX_PER_HIT:
-                break
-    return out
-
-
-def _shortlist(cands: list[_Candidate], q_stems: set[str], limit: int) -> list[_Candidate]:
+def _shortlist(cands: list[Candidate], q_stems: set[str], limit: int) -> list[Candidate]:
     """At most ``limit`` candidates to embed, by a cheap pre-score: word overlap with the query
     (heading included), sentences of the matched child chunk, better-ranked hits. Keeps the
     original order so results stay deterministic."""
@@ -254,6 +163,34 @@ def _shortlist(cands: list[_Candidate], q_stems: set[str], limit: int) -> list[_
 
     keep = sorted(range(len(cands)), key=lambda i: (-pre(i), i))[:limit]
     return [cands[i] for i in sorted(keep)]
+
+
+def _score(c: Candidate, q_stems: set[str], stems: set[str], cos: float, ctx_cos: float) -> float:
+    """The module docstring's score (without the number and section bonuses); sets
+    ``c.lexical``."""
+    lex = _overlap(q_stems, stems)
+    lex_ctx = _overlap(q_stems, stems | content_stems(c.label)) if c.label else lex
+    w = c.context_weight
+    c.lexical = (1 - w) * lex + w * lex_ctx
+    dense = (1 - w) * cos + w * ctx_cos
+    return W_DENSE * dense + W_LEXICAL * c.lexical + RANK_BONUS / (c.hit_rank + 1)
+
+
+def _title_stems(hit: Hit) -> set[str]:
+    md = hit.chunk.metadata
+    return content_stems(str(md.get("doc_title") or md.get("title") or ""))
+
+
+def _title_docs(query: str, hits: Sequence[Hit], focus_doc: str) -> set[str] | None:
+    """When the focus document's title names the question's whole topic ("Ibuprofen" for
+    "what is ibuprofen used for"), the documents whose titles name it too; otherwise None
+    (any document may be quoted). Stops "Unlike ibuprofen, it …" from the acetaminophen page
+    answering a question about ibuprofen."""
+    wanted = topic_stems(query)
+    if not wanted:
+        return None
+    named = {_doc_key(h) for h in hits if wanted <= _title_stems(h)}
+    return named if focus_doc in named else None
 
 
 def _doc_key(hit: Hit) -> str:
@@ -287,40 +224,6 @@ def _with_marker(sentence: str, n: int) -> str:
     if stripped and stripped[-1] in ".!":
         return f"{stripped[:-1]} [{n}]{stripped[-1]}"
     return f"{stripped} [{n}]"
-
-
-def _owner(hit: Hit) -> str:
-    """The chunk a candidate's text comes from: the parent whose text is the context."""
-    return hit.chunk.parent_id or hit.chunk.chunk_id
-
-
-def _embedding_inputs(
-    cands: Sequence[_Candidate], hits: Sequence[Hit]
-) -> tuple[list[int], list[str], list[str], list[str]]:
-    """(candidates with a label, their speaker-free texts, the owner chunk and the text of
-    every vector to embed: the plain sentences, then the labelled forms)."""
-    with_ctx = [i for i, c in enumerate(cands) if c.label]
-    plain = [strip_speaker(c.text) for c in cands]
-    texts = plain + [f"{cands[i].label}: {plain[i]}" for i in with_ctx]
-    owners = [_owner(hits[c.hit_rank]) for c in cands]
-    owners += [owners[i] for i in with_ctx]
-    return with_ctx, plain, owners, texts
-
-
-def warm_sentences(hits: Sequence[Hit], embedder: Embedder, *, batch: int = 32) -> int:
-    """Embeds every sentence ``compose_answer`` could quote from ``hits`` (each hit alone, so
-    none is skipped as a repeat of another) into the embedder's per-chunk cache, so a later
-    answer from these passages embeds only its question; ``batch`` texts per call, so live
-    turns are not stuck behind one long model call. Returns the number of texts."""
-    count = 0
-    for hit in hits:
-        cands = _candidates([hit])
-        if cands:
-            _, _, owners, texts = _embedding_inputs(cands, [hit])
-            for i in range(0, len(texts), batch):
-                embed_sentences(embedder, owners[i : i + batch], texts[i : i + batch])
-            count += len(texts)
-    return count
 
 
 def _clean(sentence: str, *, lead: bool) -> str:
@@ -360,11 +263,11 @@ def compose_answer(
     allowed, uncovered = _focus(query, hits)
     if uncovered and require_topic:
         return _no_answer(no_answer_message, hits)
-    cands = _candidates(hits, allowed, question_aspects(query))
+    cands = candidates(hits, allowed, question_aspects(query))
     if not cands and not require_topic:
         # A chosen passage too short to hold a sentence (a list item, a phrase) is quoted whole.
         cands = [
-            _Candidate(" ".join(strip_inline(h.context or h.chunk.text).split()), rank, 0)
+            Candidate(" ".join(strip_inline(h.context or h.chunk.text).split()), rank, 0)
             for rank, h in enumerate(hits)
             if (h.context or h.chunk.text).strip()
         ]
@@ -373,7 +276,7 @@ def compose_answer(
 
     q_stems = content_stems(query)
     cands = _shortlist(cands, q_stems, max_embedded)
-    with_ctx, plain, owners, texts = _embedding_inputs(cands, hits)
+    with_ctx, plain, owners, texts = embedding_inputs(cands, hits)
     query_vec = np.asarray(embedder.embed_query(query), dtype=np.float32)
     vecs = embed_sentences(embedder, owners, texts)  # cached per chunk: see index/cache.py
     sent_vecs = vecs[: len(cands)]
@@ -381,33 +284,41 @@ def compose_answer(
     ctx_dense = dense.copy()
     ctx_dense[with_ctx] = vecs[len(cands) :] @ query_vec
     stems = [content_stems(t) for t in plain]
+    scored = [
+        _score(c, q_stems, stems[i], float(dense[i]), float(ctx_dense[i]))
+        for i, c in enumerate(cands)
+    ]
     wants_number = bool(_QUANTITY.search(query))
     for i, c in enumerate(cands):
-        lex = _overlap(q_stems, stems[i])
-        lex_ctx = _overlap(q_stems, stems[i] | content_stems(c.label)) if c.label else lex
-        w = c.context_weight
-        cos = (1 - w) * float(dense[i]) + w * float(ctx_dense[i])
-        c.lexical = (1 - w) * lex + w * lex_ctx
-        c.score = W_DENSE * cos + W_LEXICAL * c.lexical + RANK_BONUS / (c.hit_rank + 1)
-        if wants_number and _NUMBER.search(plain[i]):
-            c.score += NUMERIC_BONUS
-        if c.on_aspect:
-            c.score += SECTION_BONUS
+        c.base = scored[i] + (NUMERIC_BONUS if wants_number and _NUMBER.search(plain[i]) else 0.0)
+    focus_doc = _doc_key(hits[cands[max(range(len(cands)), key=lambda i: cands[i].base)].hit_rank])
+    for c in cands:
+        on_focus = _doc_key(hits[c.hit_rank]) == focus_doc
+        c.on_aspect = c.on_aspect and on_focus  # the section lift stays inside one document
+        c.score = c.base + (SECTION_BONUS if c.on_aspect else 0.0)
+    allowed_docs = _title_docs(query, hits, focus_doc)
 
     ranking = sorted(range(len(cands)), key=lambda i: (-cands[i].score, i))
     best = cands[ranking[0]].score
     if best < min_sentence_score:
         return _no_answer(no_answer_message, hits)
+    # A sentence may follow the lead when it reaches the floor with its bonus or, as the
+    # answer of another record (no section label of its own), without it.
+    floor = max(min_sentence_score, relative_floor * best)
+    base_floor = max(min_sentence_score, relative_floor * max(c.base for c in cands))
 
     chosen: list[int] = []
     for i in ranking:
         if len(chosen) >= max_sentences:
             break
         c = cands[i]
-        if chosen and (c.score < max(min_sentence_score, relative_floor * best)):
-            break
-        if chosen and cands[chosen[0]].on_aspect and not c.on_aspect:
-            continue  # the lead is in the section that answers: the rest comes from there too
+        doc = _doc_key(hits[c.hit_rank])
+        if chosen and c.score < floor and c.base < base_floor:
+            continue
+        if chosen and allowed_docs is not None and doc not in allowed_docs:
+            continue  # the focus document is the topic; other documents only when named alike
+        if chosen and cands[chosen[0]].on_aspect and doc == focus_doc and not c.on_aspect:
+            continue  # the lead is in the section that answers: the rest of it comes from there
         duplicate = any(
             float(sent_vecs[i] @ sent_vecs[j]) > DUP_COSINE
             or _jaccard(stems[i], stems[j]) > DUP_JACCARD

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.heuristics.compose import warm_sentences
+from ragchat.agents.heuristics.candidates import warm_sentences
 from ragchat.errors import RagchatError
 from ragchat.index.base import ListsChildren
 from ragchat.index.cache import CachedEmbedder

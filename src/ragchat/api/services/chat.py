@@ -1,9 +1,13 @@
-"""A chat turn against the store: load the conversation, store the user message (committed
-before any model call), run or stream the engine, store the reply, keep the agent sticky.
+"""A chat turn against the store: load the conversation, store the user message with an empty
+"streaming" reply (one commit, before any model call), run or stream the engine, store the
+reply and what the turn decided about the conversation (one commit: the sticky agent, the
+profile, the crisis flag).
 
 Streaming stores the reply when the ``final`` event arrives; if the client goes away first,
 the engine stream is closed (cancelling the model request) and the partial text is stored
-with status ``interrupted``; a failure stores status ``failed`` and yields an ``error``."""
+with status ``interrupted``; a failure stores status ``failed`` and yields an ``error``. A
+process killed mid-turn leaves the reply "streaming", which the next start marks
+"interrupted"; the ``crashpoint`` calls are where the crash tests kill it."""
 
 from __future__ import annotations
 
@@ -20,9 +24,10 @@ from ragchat.agents.events import CitationsEvent, FinalEvent, MetadataEvent, Tok
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
 from ragchat.api import context
 from ragchat.api.errors import ApiError, as_api_error
+from ragchat.index.crashpoints import crashpoint
 from ragchat.settings import Settings
 from ragchat.store.base import Store
-from ragchat.store.rows import ConversationRow, MessageRow
+from ragchat.store.rows import ConversationChanges, ConversationRow, MessageRow
 from ragchat.types import Citation
 
 from ._sync import run_sync
@@ -50,6 +55,7 @@ class PreparedTurn:
     message: str
     options: TurnOptions
     user_message: MessageRow
+    reply_message: MessageRow  # "streaming" until the turn settles
     first_exchange: bool
 
 
@@ -87,14 +93,16 @@ class ChatService:
         anonymous: bool,
     ) -> PreparedTurn:
         text = self.check(message, agent)
-        if conversation_id is None:
-            conv = self.store.create_conversation(user_id)
+        history = []
+        if conversation_id is None:  # one commit; a new conversation has no history to read
+            conv, user_message, reply_message = self.store.start_conversation(user_id, text)
         else:
             if by_session_id:  # the turn runs as the conversation's owner
                 user_id = session_owner(self.store, user_id, conversation_id, anonymous=anonymous)
             conv = self.store.get_conversation(user_id, conversation_id)
-        history = self.store.recent_history(conv.id, self.settings.history_turns)
-        user_message = self.store.add_user_message(conv.id, text)
+            history = self.store.recent_history(conv.id, self.settings.history_turns)
+            user_message, reply_message = self.store.begin_turn(conv.id, text)
+        crashpoint("chat.user_message_stored")
         state = ConversationState(
             conversation_id=conv.id,
             assigned_agent=conv.assigned_agent,
@@ -109,6 +117,7 @@ class ChatService:
             message=text,
             options=TurnOptions(agent=agent),
             user_message=user_message,
+            reply_message=reply_message,
             first_exchange=not history and conv.title is None,
         )
 
@@ -131,48 +140,50 @@ class ChatService:
 
     # -- finishing a turn ----------------------------------------------------------------------
     def _store_reply(
-        self,
-        turn: PreparedTurn,
-        result: TurnResult,
-        message_id: str | None,
-        timings: Mapping[str, Any] | None = None,
+        self, turn: PreparedTurn, result: TurnResult, timings: Mapping[str, Any] | None = None
     ) -> TurnOutcome:
-        """Stores the reply, then what the turn changed on the conversation (its agent, the
-        user profile). ``timings`` replaces the engine's (streaming adds the server's)."""
-        if message_id is None:
-            message_id = self.store.begin_assistant_message(turn.conversation.id, result.agent).id
+        """Stores the reply with what the turn changed on the conversation (its agent, the user
+        profile, the crisis flag) in one commit. ``timings`` replaces the engine's (streaming
+        adds the server's)."""
         citations = [public_citation(c) for c in result.citations]
         metadata = result.metadata.to_json()
         if timings is not None:
             metadata["timings"] = dict(timings)
         metadata.update(no_answer=result.no_answer, bubbles=result.bubbles)
-        row = self.store.finish_assistant_message(message_id, result.reply, citations, metadata)
         conversation = turn.conversation
-        assigned = result.metadata.assigned_agent
-        if assigned != conversation.assigned_agent:
-            self.store.set_assigned_agent(turn.user_id, conversation.id, assigned)
         profile = result.metadata.user_profile
-        if profile is not None and profile.to_json() != conversation.user_profile:
-            self.store.set_user_profile(turn.user_id, conversation.id, profile.to_json())
-        if result.metadata.conversation_crisis and not conversation.crisis:
-            self.store.flag_crisis(turn.user_id, conversation.id)
+        changes = ConversationChanges(
+            assigned_agent=result.metadata.assigned_agent,
+            user_profile=(
+                profile.to_json()
+                if profile is not None and profile.to_json() != conversation.user_profile
+                else None
+            ),
+            crisis=result.metadata.conversation_crisis and not conversation.crisis,
+        )
+        crashpoint("chat.before_reply_stored")
+        row = self.store.finish_assistant_message(
+            turn.reply_message.id,
+            result.reply,
+            citations,
+            metadata,
+            agent=result.agent,
+            changes=changes,
+        )
+        crashpoint("chat.reply_stored")
         return TurnOutcome(result, row, citations)
 
-    def _store_failure(self, turn: PreparedTurn, message_id: str | None, error: str) -> None:
+    def _store_failure(self, turn: PreparedTurn, error: str) -> None:
         try:
-            if message_id is None:
-                message_id = self.store.begin_assistant_message(turn.conversation.id, None).id
             self.store.finish_assistant_message(
-                message_id, "", metadata={"error": error}, status="failed"
+                turn.reply_message.id, "", metadata={"error": error}, status="failed"
             )
         except Exception:
             log.exception("could not record the failed turn")
 
-    def _store_interrupted(self, turn: PreparedTurn, message_id: str | None, text: str) -> None:
+    def _store_interrupted(self, turn: PreparedTurn, text: str, agent: str | None) -> None:
         try:
-            if message_id is None:
-                message_id = self.store.begin_assistant_message(turn.conversation.id, None).id
-            self.store.mark_interrupted(message_id, text)
+            self.store.mark_interrupted(turn.reply_message.id, text, agent)
         except Exception:
             log.exception("could not record the interrupted turn")
 
@@ -186,16 +197,16 @@ class ChatService:
                 options=turn.options,
             )
         except Exception as exc:
-            await run_sync(self._store_failure, turn, None, as_api_error(exc).type)
+            await run_sync(self._store_failure, turn, as_api_error(exc).type)
             raise
         context.note(agent=result.agent)
-        return await run_sync(self._store_reply, turn, result, None)
+        return await run_sync(self._store_reply, turn, result)
 
     async def stream(self, turn: PreparedTurn) -> AsyncGenerator[StreamEvent, None]:
         """SSE events: metadata → token… → citations → final (or error)."""
         start = time.perf_counter()
         parts: list[str] = []
-        message_id: str | None = None
+        agent: str | None = None
         ttft: float | None = None
         settled = False
         events = self.engine.stream_turn(
@@ -208,11 +219,7 @@ class ChatService:
             async for event in events:
                 if isinstance(event, MetadataEvent):
                     context.note(agent=event.agent)
-                    if message_id is None:
-                        row = await run_sync(
-                            self.store.begin_assistant_message, turn.conversation.id, event.agent
-                        )
-                        message_id = row.id
+                    agent = event.agent
                     yield (
                         "metadata",
                         {
@@ -222,11 +229,13 @@ class ChatService:
                             "user_message_id": turn.user_message.id,
                         },
                     )
+                    crashpoint("chat.acknowledged")  # the client has the metadata event
                 elif isinstance(event, TokenEvent):
                     if ttft is None:
                         ttft = _first_token(start)
                     parts.append(event.text)
                     yield "token", {"text": event.text}
+                    crashpoint("chat.token")
                 elif isinstance(event, CitationsEvent):
                     cites = [public_citation(c) for c in event.citations]
                     yield "citations", {"citations": cites}
@@ -237,7 +246,7 @@ class ChatService:
                         "ttft_ms": ttft,
                         "server_total_ms": round((time.perf_counter() - start) * 1e3, 1),
                     }
-                    outcome = await run_sync(self._store_reply, turn, result, message_id, timings)
+                    outcome = await run_sync(self._store_reply, turn, result, timings)
                     settled = True
                     log.info("turn streamed", extra={"agent": result.agent, **timings})
                     yield "final", final_payload(turn, outcome, timings)
@@ -247,7 +256,7 @@ class ChatService:
                 log.exception("streamed turn failed")
             else:
                 log.warning("streamed turn failed: %s: %s", err.type, exc)
-            await run_sync(self._store_failure, turn, message_id, err.type)
+            await run_sync(self._store_failure, turn, err.type)
             settled = True
             yield "error", {"type": err.type, "message": err.message}
         finally:
@@ -255,7 +264,7 @@ class ChatService:
             with anyio.CancelScope(shield=True):
                 await events.aclose()  # cancels the graph and any model request in flight
                 if not settled:  # the client went away: keep what was said so far
-                    await run_sync(self._store_interrupted, turn, message_id, "".join(parts))
+                    await run_sync(self._store_interrupted, turn, "".join(parts), agent)
                     log.info("client disconnected mid-stream; stored the partial reply")
 
     # -- titles --------------------------------------------------------------------------------
@@ -265,6 +274,7 @@ class ChatService:
             return
         try:
             title = await self.engine.title(turn.message, reply)
+            crashpoint("chat.title")
             conv = await run_sync(self.store.get_conversation, turn.user_id, turn.conversation.id)
             if conv.title is None and title:
                 await run_sync(self.store.rename, turn.user_id, conv.id, title)

@@ -12,24 +12,25 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
-from ragchat.errors import RagchatError
-from ragchat.index.base import Catalogue
-from ragchat.index.ingestion import IngestReport, file_key
+from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
+from ragchat.index.ingestion import UploadCaps, file_key
 from ragchat.index.kb import validate_name
-from ragchat.index.worker import Ingester, InProcessIngester
+from ragchat.index.worker import Ingester, InProcessIngester, JobInput
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
+from ragchat.ingest.sandbox import ParseLimits, ParseWorker
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
+from .job_result import docs_of_bytes, file_sha, job_result, redact
 from .jobs import FairJobQueue
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,10 @@ _PROGRESS_EVERY_S = 0.25
 _STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95), "save": (0.95, 0.95)}
 INTERRUPTED_JOB_MESSAGE = (
     "interrupted: the server restarted before this upload was ingested; upload the file again"
+)
+SHUTDOWN_JOB_MESSAGE = (
+    "interrupted: the server shut down during this upload and nothing of it was saved; "
+    "upload the files again to resume (files already in the knowledge base are skipped)"
 )
 
 
@@ -69,18 +74,39 @@ class DocumentService:
         settings: Settings,
         store: Store,
         access: DocumentAccess,
-        jobs: FairJobQueue,
+        executor: FairJobQueue,
         ingester: Ingester | None = None,
     ) -> None:
-        """``jobs``: the fair queue upload jobs wait in; ``ingester``: where they parse and
+        """``executor``: the fair queue upload jobs wait in; ``ingester``: where they parse and
         embed (``index/worker.py``: a child process, or this one by default)."""
         self.settings = settings
         self.store = store
         self.access = access
         self.registry = access.registry
-        self.jobs = jobs
+        self.executor = executor
         self.ingester = ingester or InProcessIngester()
         self.uploads = access.uploads
+        limits = settings.ingest
+        self.caps = UploadCaps(
+            limits.max_file_chars,
+            limits.max_file_chunks,
+            limits.max_upload_chars,
+            limits.max_upload_chunks,
+            limits.max_user_chunks,
+        )
+        self.parser = ParseWorker(
+            ParseLimits(
+                timeout_s=limits.parse_timeout_s,
+                memory_mb=limits.parse_memory_mb,
+                max_chars=limits.max_file_chars,
+                max_pages=limits.max_pdf_pages,
+            )
+        )
+        self._cancel = threading.Event()
+        self._jobs_lock = threading.Lock()
+        # This process's queued and running jobs: id → (knowledge base, files).
+        self._unfinished: dict[str, tuple[str, list[Path]]] = {}
+        self._owners: dict[str, str] = {}  # job id → uploader, for the per-user quota
 
     # -- ownership -----------------------------------------------------------------------------
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
@@ -137,7 +163,10 @@ class DocumentService:
 
     def start_job(self, user_id: str, kb: str, paths: Sequence[Path]) -> JobRow:
         job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
-        self.jobs.submit(user_id, self.run_job, job.id, kb, list(paths))
+        with self._jobs_lock:
+            self._unfinished[job.id] = (kb, list(paths))
+            self._owners[job.id] = user_id
+        self.executor.submit(user_id, self.run_job, job.id, kb, list(paths))
         return job
 
     def fail_interrupted_jobs(self) -> int:
@@ -146,31 +175,68 @@ class DocumentService:
         Jobs run on this process's in-memory executor, so such a row was left by a process that
         died or restarted mid-job and nothing will ever finish it; without this the page's
         progress would never end. Safe because one server process owns its data directory
-        (``ragchat serve`` runs one worker): no live worker holds any of these jobs."""
+        (``ragchat serve`` holds its lock, ``api/datadir.py``): no live worker holds any of
+        these jobs."""
         failed = self.store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
         if failed:
             log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
         return failed
 
+    def cancel(self) -> None:
+        """The server is stopping: the running job stops at its next safe point (between
+        files, between embedding blocks, or at once while a file is being parsed) with
+        nothing saved, and no queued job starts. Returns at once; safe from a signal handler's
+        thread and callable more than once."""
+        self._cancel.set()
+        self.parser.cancel()
+
+    def shutdown(self) -> None:
+        """``cancel``, wait for the running job to reach its safe point, mark every job of
+        this process that did not finish as interrupted, and stop the parser process."""
+        self.cancel()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        with self._jobs_lock:
+            left = dict(self._unfinished)
+        for job_id, (kb, paths) in left.items():  # queued, never started
+            self._interrupted(job_id, kb, paths)
+        self.parser.close()
+
     def run_job(self, job_id: str, kb: str, paths: list[Path]) -> None:
-        """The worker: ingest, then record the outcome. Never raises (the job row says why)."""
-        self.store.update_job(job_id, status="running", message="reading files")
-        progress = _JobProgress(self.store, job_id)
+        """The worker: ingest, then record the outcome. Never raises (the job row says why).
+        Each file succeeds or fails on its own; a failed file is removed from disk."""
         try:
-            # The files are parsed and embedded on entering the session, before the writer
+            if self._cancel.is_set():
+                self._interrupted(job_id, kb, paths)
+                return
+            self.store.update_job(job_id, status="running", message="reading files")
+            self._ingest(job_id, kb, paths)
+        finally:
+            with self._jobs_lock:
+                self._unfinished.pop(job_id, None)
+                self._owners.pop(job_id, None)
+
+    def _ingest(self, job_id: str, kb: str, paths: list[Path]) -> None:
+        progress = _JobProgress(self.store, job_id, self._cancel)
+        try:
+            caps = self._caps_for(job_id)  # before a new knowledge base exists to be opened
+            job = JobInput(
+                caps=caps,
+                load=self.parser.load,
+                parse_limits=self.parser.limits,
+                current_sha=lambda key: self._current_sha(kb, key),
+                cancel=self._cancel,
+            )
+            # A child ingester parses and embeds on entering the session, before the writer
             # lock: another upload to this knowledge base waits only for the save.
             with (
                 self.ingester.session(
-                    paths,
-                    Chunker(self.settings.chunking),
-                    progress=progress,
-                    current_sha=lambda key: self._current_sha(kb, key),
+                    paths, Chunker(self.settings.chunking), progress=progress, job=job
                 ) as ingest,
                 self.registry.writing(kb, create=True) as target,
             ):
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
                 report = ingest(target)
-                doc_ids = {p.name: _docs_of_bytes(target.store, file_key(p)) for p in paths}
+                doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
                     d
                     for p in paths
@@ -180,16 +246,22 @@ class DocumentService:
                 sizes = {
                     r.doc_id: r.n_children for r in target.store.documents() if r.doc_id in fresh
                 }
+        except IngestCancelled:
+            self._interrupted(job_id, kb, paths)
+            return
         except Exception as exc:
             log.exception("ingestion job %s failed", job_id)
-            self.store.update_job(job_id, status="failed", message=f"ingestion failed: {exc}")
+            reason = redact(str(exc), paths, self.settings.data_dir)
+            self.store.update_job(job_id, status="failed", message=f"ingestion failed: {reason}")
+            self._remove_files(job_id, kb, paths)
             return
-        result = _report(report, doc_ids, sizes)
+        result = job_result(report, doc_ids, sizes, paths, self.settings.data_dir)
         ok = report.added_files + report.replaced_files + report.unchanged_files
         status: JobStatus = "failed" if report.errors and not ok else "done"
         message = f"{result['documents']} document(s), {result['chunks']} chunks"
         if report.errors:
             message += f"; {len(report.errors)} file(s) failed"
+        self._remove_files(job_id, kb, paths)
         self.store.update_job(
             job_id,
             status=status,
@@ -205,8 +277,55 @@ class DocumentService:
         try:
             with self.registry.reading(kb) as live:
                 return live.store.file_sha(key)
-        except RagchatError:  # no such knowledge base yet
+        except RagchatError:  # no such knowledge base yet, or unreadable
             return None
+
+    def _caps_for(self, job_id: str) -> UploadCaps:
+        """The caps with the uploader's stored chunks counted against their quota."""
+        with self._jobs_lock:
+            user_id = self._owners.get(job_id)
+        if user_id is None or not self.caps.user_chunks:
+            return self.caps
+        mine = user_folder(user_id)
+        used = 0
+        for name in self.registry.names():
+            try:
+                views = self.access.views(name)
+            except RagchatError:  # an unreadable knowledge base holds nothing to count
+                continue
+            used += sum(v.row.n_children for v in views if not v.shared and mine in v.owners)
+        return replace(self.caps, user_used=used)
+
+    def _interrupted(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
+        """Marks a job stopped by a shutdown (its files, none saved, are removed)."""
+        self._remove_files(job_id, kb, paths)
+        self.store.update_job(
+            job_id,
+            status="failed",
+            message=SHUTDOWN_JOB_MESSAGE,
+            result={"interrupted": True, "files": len(paths)},
+        )
+        log.warning("ingestion job %s interrupted by the shutdown; nothing of it was saved", job_id)
+
+    def _remove_files(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
+        """Deletes job ``job_id``'s uploaded files whose bytes did not land in the knowledge
+        base (a failed or interrupted file is of no use on the server), unless another job
+        still queued will read the same path. When the knowledge base cannot be read, nothing
+        is deleted."""
+        try:
+            with self.registry.reading(kb) as live:  # readers wait: no hashing in here
+                recorded = {p: live.store.file_sha(file_key(p)) for p in paths}
+        except KnowledgeBaseNotFound:
+            recorded = {}
+        except Exception:
+            log.exception("job %s: its files are kept (knowledge base %s unreadable)", job_id, kb)
+            return
+        keep = {p for p in paths if recorded.get(p) is not None and recorded[p] == file_sha(p)}
+        with self._jobs_lock:
+            wanted = {p for j, (_, ps) in self._unfinished.items() if j != job_id for p in ps}
+        for path in paths:
+            if path not in keep and path not in wanted:
+                path.unlink(missing_ok=True)
 
     # -- deletion ------------------------------------------------------------------------------
     def delete(self, user_id: str, kb: str, doc_id: str) -> None:
@@ -241,15 +360,19 @@ class DocumentService:
 
 
 class _JobProgress:
-    """The ingest callback: throttled writes of (stage, done, total) into the job row."""
+    """The ingest callback: throttled writes of (stage, done, total) into the job row. Called
+    at the ingestion's safe points, it is where a shutdown stops the job (``cancel``)."""
 
-    def __init__(self, store: Store, job_id: str) -> None:
+    def __init__(self, store: Store, job_id: str, cancel: threading.Event) -> None:
         self.store = store
         self.job_id = job_id
+        self.cancel = cancel
         self._last = 0.0
         self._lock = threading.Lock()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.cancel.is_set():
+            raise IngestCancelled("the server is shutting down")
         start, end = _STAGES.get(stage, (0.0, 0.95))
         fraction = start + (end - start) * (done / total if total else 1.0)
         now = time.monotonic()
@@ -261,31 +384,3 @@ class _JobProgress:
         if stage == "read":
             kwargs["done"] = done
         self.store.update_job(self.job_id, **kwargs)
-
-
-def _docs_of_bytes(store: Catalogue, key: str) -> list[str]:
-    """The documents a file's bytes hold, whoever's copy they were first ingested from."""
-    sha = store.file_sha(key)
-    paths = store.paths_with_sha(sha) if sha is not None else [key]
-    return sorted({d for p in paths for d in store.docs_of_file(p)})
-
-
-def _report(
-    report: IngestReport, doc_ids: dict[str, list[str]], sizes: dict[str, int]
-) -> dict[str, Any]:
-    """The job result as its uploader sees it. ``sizes``: chunks per document of the files
-    this job added or changed, counted the same whether or not someone else uploaded the same
-    bytes first (sharing the work of embedding them must not tell them so); an unchanged
-    re-upload of their own file counts nothing."""
-    return {
-        "files": report.files,
-        "added_files": report.added_files,
-        "replaced_files": report.replaced_files,
-        "unchanged_files": report.unchanged_files,
-        "documents": len(sizes),
-        "chunks": sum(sizes.values()),
-        "seconds": round(report.seconds, 3),
-        "doc_ids": doc_ids,
-        "errors": [{"file": Path(e.source).name, "reason": e.reason} for e in report.errors],
-        "warnings": report.warnings[:20],
-    }

@@ -5,8 +5,11 @@ and load-balancer checks compare against (ragchat's own page reads it too); ``ve
 total vector count over the knowledge bases (the companion's clients show it).
 
 Overall "degraded" when the store, the embedder, the language model backend (when one is
-configured) or a configured knowledge base fails. A missing reranker is reported ("no reranker:
-<reason>") but does not degrade: retrieval runs without it, which is the offline default."""
+configured) or a configured knowledge base fails, or when any knowledge base on disk cannot be
+opened (status "broken", with what is wrong and the ``ragchat kb repair`` command; a quick
+check of headers and counts, milliseconds per knowledge base). A missing reranker is reported
+("no reranker: <reason>") but does not degrade: retrieval runs without it, which is the
+offline default."""
 
 from __future__ import annotations
 
@@ -132,15 +135,30 @@ class HealthService:
         configured = set(self.engine.app_config.knowledge_bases)
         out: dict[str, Any] = {}
         problems = []
-        for name in sorted(configured | set(self.registry.names())):
+        on_disk = set(self.registry.names())
+        for name in sorted(configured | on_disk):
             try:
                 info = self.registry.describe(name)
             except Exception as exc:
-                out[name] = {"status": "missing", "detail": str(exc)}
-                if name in configured:
-                    problems.append(f"kb:{name}")
-                continue
+                if name not in on_disk:
+                    out[name] = {"status": "missing", "detail": str(exc)}
+                    if name in configured:
+                        problems.append(f"kb:{name}")
+                    continue
+                info = {}
             live = self.registry.vector_count(name)
+            problems_found = self.registry.problems(name) if live is None else []
+            if not info and not problems_found:
+                problems_found = ["its manifest cannot be read"]
+            if problems_found:
+                # Names and counts only: the detail never carries a path or a document.
+                out[name] = {
+                    "status": "broken",
+                    "detail": "cannot be opened: " + "; ".join(problems_found),
+                    "repair": f"ragchat kb repair {name}",
+                }
+                problems.append(f"kb:{name}")
+                continue
             out[name] = {
                 "status": "ok",
                 "documents": info.get("documents"),

@@ -87,6 +87,19 @@ class KnowledgeBaseRegistry:
             return KnowledgeBase.describe(self.root, name)
         return stores.describe_kb(self.settings, name)
 
+    def problems(self, name: str) -> list[str]:
+        """Why the knowledge base on disk cannot be opened ([] when it can), from a quick
+        check of headers and counts; a shared store (Qdrant) is not probed."""
+        if self.remote:
+            return []
+        from ragchat.index.kb_check import check
+
+        try:
+            return check(self.root, name, deep=False).problems
+        except Exception as exc:  # never let the probe fail /health itself
+            log.warning("health: checking knowledge base %s failed: %s", name, exc)
+            return [f"check failed ({type(exc).__name__})"]
+
     def vector_count(self, name: str) -> int | None:
         """Live count when the KB is loaded, else None (the manifest has it)."""
         with self._lock:

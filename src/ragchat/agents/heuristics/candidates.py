@@ -1,0 +1,147 @@
+"""Candidate sentences of the extractive composer: which sentences of the retrieved passages
+could be quoted, with the context (FAQ/host question or "title; heading") that resolves them,
+whether they sit in the section that answers the question's aspect, and the per-chunk
+embedding inputs shared with the start-up prewarm."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragchat.agents.heuristics._text import segment, strip_inline, strip_speaker, words
+from ragchat.index.base import Embedder
+from ragchat.index.cache import embed_sentences
+from ragchat.retrieve.sections import label_aspects
+from ragchat.types import Hit
+
+MIN_WORDS = 5
+MAX_CANDIDATES = 240
+MAX_PER_HIT = 60
+# Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
+_FILLER = re.compile(
+    r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
+    re.IGNORECASE,
+)
+W_CONTEXT = 0.5
+QUESTION_REACH = 3
+# Exercise material asks, it does not answer: "Review questions", "Exercises", "Quiz".
+_EXERCISE_HEADING = re.compile(
+    r"\b(review questions?|questions for review|exercises?|quiz|self[- ]test|test yourself"
+    r"|check your understanding|practice questions?|discussion questions?)\b",
+    re.IGNORECASE,
+)
+# "Give three features of …", "Explain how …": an exercise prompt, not an answer.
+_PROMPT = re.compile(
+    r"^(list|give|explain|describe|name|compare|contrast|define|outline|state|identify"
+    r"|discuss|suggest|predict|calculate|sketch|draw|label|trace|summari[sz]e)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Candidate:
+    text: str
+    hit_rank: int  # 0-based index into hits
+    order: int  # sentence index within its hit's text
+    label: str = ""  # preceding question or heading, "" when none
+    context_weight: float = 0.0  # how much the label counts, see W_CONTEXT
+    in_child: bool = False  # inside the matched child chunk, not just its parent context
+    on_aspect: bool = False  # in the section that answers the question's aspect
+    score: float = 0.0
+    base: float = 0.0  # score before the section bonus
+    lexical: float = 0.0
+
+
+def candidates(
+    hits: Sequence[Hit], allowed: set[int] | None = None, aspects: frozenset[str] = frozenset()
+) -> list[Candidate]:
+    """Answer-like sentences of every hit, each with its context: the question just before it
+    (a host's question in a transcript, an FAQ entry) or else "doc title; heading". Sentences
+    of exercise sections and exercise prompts are not candidates."""
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for rank, hit in enumerate(hits):
+        if allowed is not None and rank not in allowed:
+            continue
+        md = hit.chunk.metadata
+        title = str(md.get("doc_title") or md.get("title") or "")
+        fallback = str(md.get("heading") or "")
+        path = " > ".join(str(h) for h in (md.get("heading_path") or ()) if str(h) != title)
+        question, since_question = "", QUESTION_REACH + 1
+        per_hit = 0
+        child = " ".join(strip_inline(hit.chunk.text or "").split())
+        for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
+            if piece.is_question:
+                question, since_question = piece.text, 0
+                continue
+            since_question += 1
+            key = " ".join(w.lower() for w in words(piece.text))
+            if key in seen or len(words(piece.text)) < MIN_WORDS or _FILLER.match(piece.text):
+                continue
+            if _PROMPT.match(piece.text) or _EXERCISE_HEADING.search(
+                f"{path} {piece.heading or fallback}"
+            ):
+                continue
+            seen.add(key)
+            weight = W_CONTEXT
+            if since_question <= QUESTION_REACH:
+                label = question
+                weight = W_CONTEXT * (1.2 - 0.2 * since_question)  # nearest reply counts most
+            else:
+                heading = piece.heading or fallback
+                if path and heading == fallback:
+                    heading = path
+                label = "; ".join(x for x in dict.fromkeys((title, heading)) if x)
+            in_child = " ".join(piece.text.split()[:6]) in child
+            section = (
+                question
+                if since_question <= QUESTION_REACH
+                else f"{path} {piece.heading or fallback}"
+            )
+            on_aspect = bool(aspects & label_aspects(section))
+            out.append(
+                Candidate(
+                    piece.text, rank, order, label, weight if label else 0.0, in_child, on_aspect
+                )
+            )
+            per_hit += 1
+            if len(out) >= MAX_CANDIDATES:
+                return out
+            if per_hit >= MAX_PER_HIT:
+                break
+    return out
+
+
+def owner(hit: Hit) -> str:
+    """The chunk a candidate's text comes from: the parent whose text is the context."""
+    return hit.chunk.parent_id or hit.chunk.chunk_id
+
+
+def embedding_inputs(
+    cands: Sequence[Candidate], hits: Sequence[Hit]
+) -> tuple[list[int], list[str], list[str], list[str]]:
+    """(candidates with a label, their speaker-free texts, the owner chunk and the text of
+    every vector to embed: the plain sentences, then the labelled forms)."""
+    with_ctx = [i for i, c in enumerate(cands) if c.label]
+    plain = [strip_speaker(c.text) for c in cands]
+    texts = plain + [f"{cands[i].label}: {plain[i]}" for i in with_ctx]
+    owners = [owner(hits[c.hit_rank]) for c in cands]
+    owners += [owners[i] for i in with_ctx]
+    return with_ctx, plain, owners, texts
+
+
+def warm_sentences(hits: Sequence[Hit], embedder: Embedder, *, batch: int = 32) -> int:
+    """Embeds every sentence ``compose_answer`` could quote from ``hits`` (each hit alone, so
+    none is skipped as a repeat of another) into the embedder's per-chunk cache, so a later
+    answer from these passages embeds only its question; ``batch`` texts per call, so live
+    turns are not stuck behind one long model call. Returns the number of texts."""
+    count = 0
+    for hit in hits:
+        cands = candidates([hit])
+        if cands:
+            _, _, owners, texts = embedding_inputs(cands, [hit])
+            for i in range(0, len(texts), batch):
+                embed_sentences(embedder, owners[i : i + batch], texts[i : i + batch])
+            count += len(texts)
+    return count

@@ -1,0 +1,70 @@
+"""What an upload job reports to its uploader: file names and reasons, never a server path
+(the upload folder holds the user id), and counts that do not reveal whether someone else
+uploaded the same bytes first."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragchat.index.base import Catalogue
+from ragchat.index.ingestion import IngestReport
+
+
+def file_sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def docs_of_bytes(store: Catalogue, key: str) -> list[str]:
+    """The documents a file's bytes hold, whoever's copy they were first ingested from."""
+    sha = store.file_sha(key)
+    paths = store.paths_with_sha(sha) if sha is not None else [key]
+    return sorted({d for p in paths for d in store.docs_of_file(p)})
+
+
+def redact(text: str, paths: Sequence[Path], data_dir: Path) -> str:
+    """``text`` without server paths: each uploaded file's path becomes its name, anything
+    else under the data directory (the uploader's id is part of the upload folder) goes."""
+    for path in paths:
+        for form in sorted({str(path.resolve()), str(path)}, key=len, reverse=True):
+            text = text.replace(form, path.name)
+    root = str(data_dir.resolve())  # absolute: a relative "." must not strip every dot
+    if len(root) > 1:
+        text = text.replace(root + "/", "").replace(root, "")
+    return text
+
+
+def job_result(
+    report: IngestReport,
+    doc_ids: dict[str, list[str]],
+    sizes: dict[str, int],
+    paths: Sequence[Path],
+    data_dir: Path,
+) -> dict[str, Any]:
+    """The job result as its uploader sees it: file names, never server paths. ``sizes``:
+    chunks per document of the files this job added or changed, counted the same whether or
+    not someone else uploaded the same bytes first (sharing the work of embedding them must
+    not tell them so); an unchanged re-upload of their own file counts nothing."""
+    return {
+        "files": report.files,
+        "added_files": report.added_files,
+        "replaced_files": report.replaced_files,
+        "unchanged_files": report.unchanged_files,
+        "documents": len(sizes),
+        "chunks": sum(sizes.values()),
+        "seconds": round(report.seconds, 3),
+        "doc_ids": doc_ids,
+        "errors": [
+            {"file": Path(e.source).name, "reason": redact(e.reason, paths, data_dir)}
+            for e in report.errors
+        ],
+        "warnings": [
+            redact(f"{Path(source).name}: {warning}", paths, data_dir)
+            for source, warning in report.file_warnings[:20]
+        ],
+    }
