@@ -134,20 +134,30 @@ def test_a_progress_callback_that_raises_stops_the_child(
 
 
 def test_cancel_stops_a_job_in_its_child_at_once(
-    tmp_path: Path, docs: list[Path], marks: Path
+    tmp_path: Path, docs: list[Path], marks: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a server shutdown does: the job raises ``IngestCancelled`` within a poll of the
-    child's pipe, even while the child is busy, and the child is killed."""
+    child's pipe, even while the child is busy, and the child is killed. The child's
+    environment holds none of the server's RAGCHAT_ settings (API keys, database URL)."""
+    monkeypatch.setenv("RAGCHAT_LLM__API_KEY", "canary-key")
     kb = KnowledgeBase.open_or_create(tmp_path / "kbs", "kb", HashingEmbedder())
     (marks / "hold").write_text("Quokkas")  # the child's embedding waits
     cancel = threading.Event()
     settings = Settings(data_dir=tmp_path / "data", api=ApiSettings(ingest_runner="process"))
     ingester = ProcessIngester(settings, embedder=ProcessMarkingEmbedder(marks))
-    threading.Timer(1.0, cancel.set).start()
+    environs: list[bytes] = []
+
+    def look_then_cancel() -> None:
+        environs.extend(Path(f"/proc/{pid}/environ").read_bytes() for pid in _worker_children())
+        cancel.set()
+
+    threading.Timer(1.5, look_then_cancel).start()
     with (
         pytest.raises(IngestCancelled),
         ingester.session(docs, Chunker(ChunkingSettings()), job=JobInput(cancel=cancel)) as ingest,
     ):
         ingest(kb)
     assert cancel.is_set() and kb.child_count() == 0
+    assert len(environs) == 1 and b"canary-key" not in environs[0]
+    assert b"RAGCHAT_" not in environs[0]
     assert _worker_children() == []

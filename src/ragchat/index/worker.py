@@ -153,7 +153,7 @@ class ProcessIngester:
                     f"embedder {embedder.model_name!r} cannot be sent to an ingestion process "
                     f"({exc}); set api.ingest_runner = 'thread'"
                 ) from exc
-        self._spec = ChildSpec(settings, embedder, idle_priority)
+        self._spec = ChildSpec(_without_secrets(settings), embedder, idle_priority)
 
     @contextmanager
     def session(
@@ -185,6 +185,19 @@ class ProcessIngester:
             parent.close()
 
 
+def _without_secrets(settings: Settings) -> Settings:
+    """The settings a child needs (embedding, data directory, downloads): the chat model's,
+    the API's and the stores' (keys, cookie secret, database URL) reset to their defaults."""
+    return settings.model_copy(
+        update={
+            "llm": type(settings.llm)(),
+            "api": type(settings.api)(),
+            "vector_store": type(settings.vector_store)(),
+            "database_url": None,
+        }
+    )
+
+
 def _unchanged(files: Sequence[Path], current_sha: CurrentSha) -> set[str]:
     """Keys of the files whose bytes the knowledge base already holds: not worth embedding
     ahead (the ingest under the lock will find them unchanged)."""
@@ -204,7 +217,9 @@ def _start_child() -> tuple[subprocess.Popen[bytes], Connection]:
     starts joins its process group), and our end of a socket pair to it. A plain subprocess,
     not ``multiprocessing``: no resource-tracker process outlives the server's shutdown."""
     ours, theirs = socket.socketpair()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    # The child gets what it needs over the socket; the server's secrets stay out of reach.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "ragchat.index.worker_child", str(theirs.fileno())],
