@@ -269,6 +269,13 @@ class ApiSettings(BaseModel):
     require_api_key_for_openai: bool = False
     # Ingest the configured knowledge bases' sources (the bundled samples) at start-up.
     bootstrap_knowledge_bases: bool = True
+    # Where upload jobs parse and embed. "process": a child process per job with its own
+    # embedder at the lowest CPU priority, so queries and chat never wait for an ingestion
+    # (index/worker.py); "thread": in the server process (tests with an in-memory fake).
+    ingest_runner: Literal["process", "thread"] = "process"
+    # Upload jobs running at once; one user runs one at a time and users take turns, so one
+    # user's big upload never holds another user's small one (api/services/jobs.py).
+    ingest_slots: int = Field(default=2, ge=1)
 
 
 class VectorStoreSettings(BaseModel):

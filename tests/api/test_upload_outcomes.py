@@ -123,6 +123,9 @@ def test_a_shutdown_stops_the_running_job_with_nothing_saved(tmp_path: Path) -> 
     """Before: shutdown waited for the whole job (minutes for a big upload). Now it stops at
     the next embedding block; the job, and the one queued behind it, say how to resume."""
     settings = _settings(tmp_path)
+    # It counts embedding calls made in this process: ingestion in the server process (a
+    # child process's job is cancelled the same way: tests/index/test_worker.py).
+    settings.api.ingest_runner = "thread"
     store = build_store(settings)
     user = store.ensure_user()
     _, secret = store.create_api_key(user.id, "test")

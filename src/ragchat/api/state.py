@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -14,11 +13,13 @@ from ragchat.api.services.documents import DocumentService
 from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.health import HealthService
 from ragchat.api.services.identity import CookieSigner
+from ragchat.api.services.jobs import FairJobQueue
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
 from ragchat.index.base import Embedder
+from ragchat.index.worker import build_ingester
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
@@ -35,7 +36,7 @@ class AppState:
     signer: CookieSigner
     limits: RateLimits
     streams: StreamSlots
-    executor: ThreadPoolExecutor
+    executor: FairJobQueue  # upload jobs
     chat: ChatService
     documents: DocumentService
     sessions: SessionService
@@ -57,7 +58,7 @@ class AppState:
         api = settings.api
         registry = access.registry
         per_ip = api.rate_limit_per_ip_per_minute
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragchat-ingest")
+        executor = FairJobQueue(api.ingest_slots)
         return cls(
             settings=settings,
             store=store,
@@ -73,7 +74,9 @@ class AppState:
             streams=StreamSlots(api.max_concurrent_streams),
             executor=executor,
             chat=ChatService(settings, store, engine),
-            documents=DocumentService(settings, store, access, executor),
+            documents=DocumentService(
+                settings, store, access, executor, build_ingester(settings, embedder)
+            ),
             sessions=SessionService(store, memory, settings.memory),
             query=QueryService(engine, access.kb_visible),
             health=HealthService(settings, store, engine, embedder, registry),

@@ -116,6 +116,13 @@ def load_embedder(settings: Settings) -> Embedder:
         return _CACHE[key]
 
 
+def is_loaded(embedder: Embedder) -> bool:
+    """True when ``embedder`` is a model ``load_embedder`` loaded from settings (another
+    process can load its own copy from the same settings), not one built by hand."""
+    with _LOCK:
+        return any(embedder is e for e in _CACHE.values())
+
+
 def _build(settings: Settings) -> Embedder:
     cfg = settings.embedding
     if cfg.backend == "torch":

@@ -4,9 +4,13 @@ trigram counts. Similar texts get similar vectors, which is all the tests need."
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import signal
+import time
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -49,3 +53,33 @@ class HashingEmbedder:
         self.calls += 1
         self.embedded[text] += 1
         return self._one(text)
+
+
+class ProcessMarkingEmbedder(HashingEmbedder):
+    """The hashing fake for tests of ingestion in a child process (``index/worker.py``): each
+    process that embeds documents leaves an empty file ``pid-<pid>`` in ``marks``. In a process
+    other than its creator's: while ``marks/die`` exists, it kills that process (SIGKILL)
+    instead, as an out-of-memory kill or a parser's crash would; while ``marks/hold`` exists
+    and one of the texts contains the word written in it, it waits (a big job in progress).
+    Shipped here so a child process can unpickle it."""
+
+    def __init__(self, marks: Path) -> None:
+        super().__init__()
+        self.marks = Path(marks)
+        self.creator = os.getpid()
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        (self.marks / f"pid-{os.getpid()}").touch()
+        if os.getpid() != self.creator:
+            if (self.marks / "die").exists():
+                os.kill(os.getpid(), signal.SIGKILL)
+            while self._held(texts):
+                time.sleep(0.05)
+        return super().embed_documents(texts, progress=progress)
+
+    def _held(self, texts: Sequence[str]) -> bool:
+        try:
+            word = (self.marks / "hold").read_text().strip()
+        except FileNotFoundError:
+            return False
+        return any(word in t for t in texts)

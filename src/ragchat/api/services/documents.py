@@ -12,15 +12,15 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ragchat.api.errors import ApiError
 from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
-from ragchat.index.ingestion import UploadCaps, file_key, ingest_paths
+from ragchat.index.ingestion import UploadCaps, file_key
 from ragchat.index.kb import validate_name
+from ragchat.index.worker import Ingester, InProcessIngester, JobInput
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 from ragchat.ingest.sandbox import ParseLimits, ParseWorker
@@ -31,12 +31,13 @@ from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
 from .job_result import docs_of_bytes, file_sha, job_result, redact
+from .jobs import FairJobQueue
 
 log = logging.getLogger(__name__)
 
 _PROGRESS_EVERY_S = 0.25
 # Share of the job's progress bar per ingestion stage (reading files, then embedding chunks).
-_STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95)}
+_STAGES = {"read": (0.0, 0.15), "embed": (0.15, 0.95), "save": (0.95, 0.95)}
 INTERRUPTED_JOB_MESSAGE = (
     "interrupted: the server restarted before this upload was ingested; upload the file again"
 )
@@ -73,13 +74,17 @@ class DocumentService:
         settings: Settings,
         store: Store,
         access: DocumentAccess,
-        executor: Executor,
+        executor: FairJobQueue,
+        ingester: Ingester | None = None,
     ) -> None:
+        """``executor``: the fair queue upload jobs wait in; ``ingester``: where they parse and
+        embed (``index/worker.py``: a child process, or this one by default)."""
         self.settings = settings
         self.store = store
         self.access = access
         self.registry = access.registry
         self.executor = executor
+        self.ingester = ingester or InProcessIngester()
         self.uploads = access.uploads
         limits = settings.ingest
         self.caps = UploadCaps(
@@ -161,7 +166,7 @@ class DocumentService:
         with self._jobs_lock:
             self._unfinished[job.id] = (kb, list(paths))
             self._owners[job.id] = user_id
-        self.executor.submit(self.run_job, job.id, kb, list(paths))
+        self.executor.submit(user_id, self.run_job, job.id, kb, list(paths))
         return job
 
     def fail_interrupted_jobs(self) -> int:
@@ -214,16 +219,23 @@ class DocumentService:
         progress = _JobProgress(self.store, job_id, self._cancel)
         try:
             caps = self._caps_for(job_id)  # before a new knowledge base exists to be opened
-            with self.registry.writing(kb, create=True) as target:
+            job = JobInput(
+                caps=caps,
+                load=self.parser.load,
+                parse_limits=self.parser.limits,
+                current_sha=lambda key: self._current_sha(kb, key),
+                cancel=self._cancel,
+            )
+            # A child ingester parses and embeds on entering the session, before the writer
+            # lock: another upload to this knowledge base waits only for the save.
+            with (
+                self.ingester.session(
+                    paths, Chunker(self.settings.chunking), progress=progress, job=job
+                ) as ingest,
+                self.registry.writing(kb, create=True) as target,
+            ):
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
-                report = ingest_paths(
-                    target,
-                    paths,
-                    Chunker(self.settings.chunking),
-                    progress=progress,
-                    load=self.parser.load,
-                    caps=caps,
-                )
+                report = ingest(target)
                 doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
                     d
@@ -259,6 +271,14 @@ class DocumentService:
             result=result,
         )
         log.info("ingestion job %s %s: %s", job_id, status, message)
+
+    def _current_sha(self, kb: str, key: str) -> str | None:
+        """The bytes' hash the live knowledge base holds for a file (None: not there)."""
+        try:
+            with self.registry.reading(kb) as live:
+                return live.store.file_sha(key)
+        except RagchatError:  # no such knowledge base yet, or unreadable
+            return None
 
     def _caps_for(self, job_id: str) -> UploadCaps:
         """The caps with the uploader's stored chunks counted against their quota."""
