@@ -40,3 +40,23 @@ def test_unarmed_points_do_nothing_and_the_setting_names_the_point() -> None:
     crashpoints.crashpoint("chat.token")  # still here
     assert Settings(crash_at="chat.token#3").crash_at == "chat.token#3"
     assert Settings().crash_at is None
+
+
+def test_a_point_can_send_sigterm_instead() -> None:
+    """Without a handler SIGTERM ends the process at once, as SIGKILL does; the point fires
+    once, so a process that handles the signal is not signalled again."""
+    term = run("here#2@TERM")
+    assert (term.returncode, term.stdout.split()) == (-signal.SIGTERM, ["1", "2"])
+    handled = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import signal\nsignal.signal(signal.SIGTERM, lambda *a: print('term', flush=True))\n"
+            + SCRIPT,
+            "here@TERM",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (handled.returncode, handled.stdout.split()) == (0, ["1", "term", "2", "3"])

@@ -362,6 +362,56 @@ def test_upload_killed_at_every_phase_recovers(
     assert counts(data) == setup["after"]
 
 
+# -- SIGTERM (what systemd or a container stop sends) at every phase ------------------------
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_cli_ingest_terminated_at_every_phase_recovers(
+    point: str, setup: dict[str, Any], tmp_path: Path
+) -> None:
+    data = _fresh(setup, tmp_path)
+    assert ingest(data, setup["part2"], crash=f"{point}@TERM") == -signal.SIGTERM
+    assert counts(data) == (setup["after"] if point in COMMITTED else setup["before"])
+    ingest(data, setup["part2"])
+    assert counts(data) == setup["after"]
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_upload_terminated_at_every_phase_exits_promptly_and_recovers(
+    point: str,
+    setup: dict[str, Any],
+    tmp_path: Path,
+    servers: list[Server],
+    database_url: str | None,
+) -> None:
+    """The server stops the job at its next safe point (nothing saved) or, once the save has
+    begun, lets the commit finish; it exits by itself, and the next start sees one state or
+    the other, never a mix."""
+    data = _fresh(setup, tmp_path)
+    runner = "thread" if point.startswith("ingest.") else None
+    with httpx.Client(timeout=30) as client:
+        server = Server(data, crash=f"{point}@TERM", database_url=database_url, runner=runner)
+        servers.append(server)
+        job_id = server.upload(client, setup["part2"])
+        # It exits by itself (uvicorn re-raises the signal once shut down: -SIGTERM).
+        assert server.proc.wait(timeout=30) in (0, -signal.SIGTERM)
+        found = counts(data)
+        assert found in (setup["before"], setup["after"]), found
+        if point.startswith("save."):
+            assert found == setup["after"]  # a begun save is finished, not torn
+        server = Server(data, database_url=database_url)
+        servers.append(server)
+        job = client.get(f"{server.url}/jobs/{job_id}").json()
+        if found == setup["after"]:
+            assert job["status"] == "done", job
+        else:
+            assert job["status"] == "failed" and "interrupted" in job["message"], job
+        again = server.wait_job(client, server.upload(client, setup["part2"]))
+        assert again["status"] == "done", again
+        server.stop()
+    assert counts(data) == setup["after"]
+
+
 # -- Qdrant (local mode): no transactions, so the guarantee is convergence ------------------
 
 
