@@ -3,12 +3,12 @@
 ``RAGCHAT_CRASH_AT=save.dense`` (``Settings.crash_at``, armed once by the CLI and the server at
 start-up) SIGKILLs the process the first time the write path reaches ``save.dense``;
 ``save.dense#2`` the second time; ``save.dense@TERM`` sends SIGTERM instead (a service stop).
-Unarmed, a crash point is one comparison. The points, in the order a write reaches them: ``ingest.parse`` (a file loaded), ``ingest.embed`` (all new chunks
-embedded), ``ingest.chunks`` (chunks added), ``ingest.documents`` (document rows added; files
-and manifest not yet), ``save.begin`` (working generation created), ``save.chunks`` (chunk
-store sealed), ``save.dense``, ``save.bm25``, ``save.manifest`` (files written),
-``save.fsync`` (synced, not yet committed), ``save.flipped`` (committed, old generations not
-yet tidied).
+Unarmed, a crash point is one comparison. The points, in the order a write reaches them:
+``ingest.parse`` (a file loaded), ``ingest.embed`` (all new chunks embedded), ``ingest.chunks``
+(chunks added), ``ingest.documents`` (document rows added; files and manifest not yet),
+``save.begin`` (working generation created), ``save.chunks`` (chunk store sealed),
+``save.dense``, ``save.bm25``, ``save.manifest`` (files written), ``save.fsync`` (synced, not
+yet committed), ``save.flipped`` (committed, old generations not yet tidied).
 """
 
 from __future__ import annotations
