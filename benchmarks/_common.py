@@ -11,6 +11,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -216,3 +217,48 @@ def sample_engine(pace_ms: float = 0.0, prefix: str = "ragchat-bench-") -> Any:
     print("ingesting the sample knowledge bases…", file=sys.stderr)
     ensure_knowledge_bases(settings, app_config, embedder)
     return build_engine(settings, app_config, embedder=embedder)
+
+
+def start_offline_server(
+    src: Path,
+    port: int,
+    env: dict[str, str],
+    *,
+    prefix: str = "ragchat-bench-",
+    timeout_s: float = 600,
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """``ragchat serve`` from the source tree ``src`` on a fresh data directory, offline (no
+    LLM), rate limits off, plus ``env``; returns once ``/health`` answers and the sentence
+    vectors are prewarmed (a server measured before that pays for them in its first turns)."""
+    import httpx  # only the server benchmarks need it
+
+    data = Path(tempfile.mkdtemp(prefix=prefix))
+    full = dict(os.environ)
+    full.update(
+        PYTHONPATH=str(src),
+        RAGCHAT_DATA_DIR=str(data),
+        RAGCHAT_API__RATE_LIMIT_PER_MINUTE="0",
+        RAGCHAT_API__RATE_LIMIT_PER_IP_PER_MINUTE="0",
+        RAGCHAT_API__SESSION_CLEANUP_INTERVAL_S="3600",
+        RAGCHAT_LLM__BACKEND="none",
+        RAGCHAT_LOG_LEVEL="WARNING",
+    )
+    full.update(env)
+    cmd = [sys.executable, "-c", "from ragchat.cli import main; main()", "serve"]
+    proc = subprocess.Popen(
+        [*cmd, "--port", str(port)], env=full, cwd=data, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server from {src} exited with {proc.returncode}")
+        try:
+            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
+            embedder = health.json().get("components", {}).get("embedder", {})
+            if health.status_code == 200 and embedder.get("sentences_prewarmed", True):
+                return proc, data
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    proc.kill()
+    raise SystemExit(f"server from {src} did not start")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from _common import REPO, SAMPLE_QUESTIONS, pct
+from _common import REPO, SAMPLE_QUESTIONS, pct, start_offline_server
 
 QUESTIONS = SAMPLE_QUESTIONS
 
@@ -117,42 +117,9 @@ def measure_embedding(repeats: int = 3) -> float:
 
 
 def start_server(src: Path, port: int) -> tuple[subprocess.Popen[bytes], Path]:
-    data = Path(tempfile.mkdtemp(prefix="ragchat-bench-lat-"))
-    env = dict(os.environ)
-    env.update(
-        PYTHONPATH=str(src),
-        RAGCHAT_DATA_DIR=str(data),
-        RAGCHAT_API__RATE_LIMIT_PER_MINUTE="0",
-        RAGCHAT_API__RATE_LIMIT_PER_IP_PER_MINUTE="0",
-        RAGCHAT_API__MAX_CONCURRENT_STREAMS="64",
-        RAGCHAT_API__SESSION_CLEANUP_INTERVAL_S="3600",
-        RAGCHAT_LLM__BACKEND="none",
-        RAGCHAT_LOG_LEVEL="WARNING",
+    return start_offline_server(
+        src, port, {"RAGCHAT_API__MAX_CONCURRENT_STREAMS": "64"}, prefix="ragchat-bench-lat-"
     )
-    cmd = [
-        sys.executable,
-        "-c",
-        "from ragchat.cli import main; main()",
-        "serve",
-        "--port",
-        str(port),
-    ]
-    proc = subprocess.Popen(cmd, env=env, cwd=data, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server from {src} exited with {proc.returncode}")
-        try:
-            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
-            embedder = health.json().get("components", {}).get("embedder", {})
-            # A server that prewarms its sentence vectors is measured once they are ready.
-            if health.status_code == 200 and embedder.get("sentences_prewarmed", True):
-                return proc, data
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    proc.kill()
-    raise SystemExit(f"server from {src} did not start")
 
 
 async def chat_turn(client: httpx.AsyncClient, question: str, agent: str) -> float:

@@ -32,13 +32,12 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import httpx
-from _common import REPO, pct
+from _common import REPO, pct, start_offline_server
 from bench_latency import fresh_questions
 
 _VOCAB = (
@@ -70,38 +69,15 @@ def _ts(seconds: int) -> str:
 
 
 def start_server(src: Path, port: int, runner: str, slots: int) -> subprocess.Popen[bytes]:
-    data = Path(tempfile.mkdtemp(prefix="ragchat-bench-readers-"))
-    env = dict(os.environ)
-    env.update(
-        PYTHONPATH=str(src),
-        RAGCHAT_DATA_DIR=str(data),
-        RAGCHAT_API__RATE_LIMIT_PER_MINUTE="0",
-        RAGCHAT_API__RATE_LIMIT_PER_IP_PER_MINUTE="0",
-        RAGCHAT_API__SESSION_CLEANUP_INTERVAL_S="3600",
-        RAGCHAT_API__UPLOAD_MAX_BYTES=str(64 * 1024 * 1024),
-        RAGCHAT_API__INGEST_RUNNER=runner,
-        RAGCHAT_API__INGEST_SLOTS=str(slots),
-        RAGCHAT_LLM__BACKEND="none",
-        RAGCHAT_LOG_LEVEL="WARNING",
+    env = {
+        "RAGCHAT_API__UPLOAD_MAX_BYTES": str(64 * 1024 * 1024),
+        "RAGCHAT_API__INGEST_RUNNER": runner,
+        "RAGCHAT_API__INGEST_SLOTS": str(slots),
+    }
+    proc, _data = start_offline_server(
+        src, port, env, prefix="ragchat-bench-readers-", timeout_s=900
     )
-    cmd = [sys.executable, "-c", "from ragchat.cli import main; main()", "serve"]
-    proc = subprocess.Popen(
-        [*cmd, "--port", str(port)], env=env, cwd=data, stdout=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 900
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited with {proc.returncode}")
-        try:
-            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
-            embedder = health.json().get("components", {}).get("embedder", {})
-            if health.status_code == 200 and embedder.get("sentences_prewarmed", True):
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    proc.kill()
-    raise SystemExit("server did not start")
+    return proc
 
 
 def timed_post(client: httpx.Client, path: str, body: dict[str, object]) -> float:
