@@ -324,6 +324,13 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
         admin.dispose()
 
 
+def _runner(point: str) -> str | None:
+    """With the default runner an upload parses and embeds in a worker process and the server
+    commits (the save.* points are the server's); the ingest.* points are reached in the
+    server only when the job runs in its thread, so those points use that runner."""
+    return "thread" if point.startswith("ingest.") else None
+
+
 @pytest.mark.parametrize("point", POINTS)
 def test_upload_killed_at_every_phase_recovers(
     point: str,
@@ -333,10 +340,7 @@ def test_upload_killed_at_every_phase_recovers(
     database_url: str | None,
 ) -> None:
     data = _fresh(setup, tmp_path)
-    # With the default runner an upload parses and embeds in a worker process and the server
-    # commits (the save.* points are the server's); the ingest.* points are reached in the
-    # server only when the job runs in its thread, so those kills use that runner.
-    runner = "thread" if point.startswith("ingest.") else None
+    runner = _runner(point)
     with httpx.Client(timeout=30) as client:
         for _ in range(_runs(point)):
             server = Server(data, crash=point, database_url=database_url, runner=runner)
@@ -388,7 +392,7 @@ def test_upload_terminated_at_every_phase_exits_promptly_and_recovers(
     begun, lets the commit finish; it exits by itself, and the next start sees one state or
     the other, never a mix."""
     data = _fresh(setup, tmp_path)
-    runner = "thread" if point.startswith("ingest.") else None
+    runner = _runner(point)
     with httpx.Client(timeout=30) as client:
         server = Server(data, crash=f"{point}@TERM", database_url=database_url, runner=runner)
         servers.append(server)
