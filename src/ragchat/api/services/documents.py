@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,11 @@ class DocumentService:
             log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
         return failed
 
+    def unfinished(self) -> list[str]:
+        """Ids of this process's queued and running jobs (their leases: ``leases.py``)."""
+        with self._jobs_lock:
+            return list(self._unfinished)
+
     def cancel(self) -> None:
         """The server is stopping: the running job stops at its next safe point (between
         files, between embedding blocks, or at once while a file is being parsed) with
@@ -232,7 +237,9 @@ class DocumentService:
                 self.ingester.session(
                     paths, Chunker(self.settings.chunking), progress=progress, job=job
                 ) as ingest,
-                self.registry.writing(kb, create=True) as target,
+                self.registry.writing(
+                    kb, create=True, on_wait=progress.waiting(kb), cancel=self._cancel
+                ) as target,
             ):
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
                 report = ingest(target)
@@ -369,6 +376,17 @@ class _JobProgress:
         self.cancel = cancel
         self._last = 0.0
         self._lock = threading.Lock()
+
+    def waiting(self, kb: str) -> Callable[[], None]:
+        """What the job says while another upload (in any server worker) writes ``kb``."""
+
+        def say() -> None:
+            self.store.update_job(
+                self.job_id,
+                message=f"waiting for another upload to knowledge base {kb} to finish",
+            )
+
+        return say
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.cancel.is_set():
