@@ -308,7 +308,7 @@ def create_app(
     # Outermost: the real client address (behind a trusted proxy) for logs and rate limits.
     middleware = [
         Middleware(ProxyHeadersMiddleware, trusted_hosts=list(api.trusted_proxies)),
-        Middleware(RequestContextMiddleware),
+        Middleware(RequestContextMiddleware, worker=worker),
     ]
     if api.cors_origins:
         middleware.append(
