@@ -80,14 +80,31 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
         log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
     cookie_secret(settings)  # created once, read by every worker
     app_config = load_config(settings.config_file)
-    embedder = resources.embedder(settings)  # an ONNX export is written once, here
-    if settings.api.bootstrap_knowledge_bases:
-        log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
-        for kb in ensure_knowledge_bases(
-            settings, app_config, embedder, progress=_stop_when(stopping)
-        ):
-            if kb.changed:
-                log.info("ingested knowledge base %s", kb.name)
+    if not settings.api.bootstrap_knowledge_bases:
+        warm_onnx_export(settings)
+        return
+    embedder = resources.embedder(settings)  # exports to ONNX first if needed
+    log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
+    for kb in ensure_knowledge_bases(settings, app_config, embedder, progress=_stop_when(stopping)):
+        if kb.changed:
+            log.info("ingested knowledge base %s", kb.name)
+
+
+def warm_onnx_export(settings: Settings) -> None:
+    """The embedder's ONNX export, made once here rather than by every worker at once (each
+    would spend a minute of CPU on the same file); a no-op when it is cached."""
+    if settings.embedding.backend not in ("onnx", "onnx-int8"):
+        return
+    from ragchat.index.embedder import resolve_model_path
+    from ragchat.index.embedder_onnx import default_cache_root
+    from ragchat.index.onnx_export import ensure_export
+
+    ensure_export(
+        resolve_model_path(settings.embedding.model),
+        default_cache_root(settings),
+        allow_downloads=settings.allow_downloads,
+        threads=settings.embedding.threads,
+    )
 
 
 class _Supervisor(Multiprocess):
