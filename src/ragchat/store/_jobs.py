@@ -116,13 +116,14 @@ class JobsMixin(SqlCore):
         J = IngestionJobRecord
         with self._tx() as s:
             cutoff = self._now() - lease
-            expired = list(
+            found = list(
                 s.scalars(select(J.id).where(J.status.in_(_UNFINISHED), J.updated_at < cutoff))
             )
-            if expired:  # the cutoff again: a heartbeat that landed meanwhile keeps its job
-                s.execute(
+            expired = []
+            for job_id in found:  # one at a time: another worker may be expiring them too
+                done = s.execute(  # the cutoff again: a heartbeat meanwhile keeps its job
                     update(J)
-                    .where(J.id.in_(expired), J.status.in_(_UNFINISHED), J.updated_at < cutoff)
+                    .where(J.id == job_id, J.status.in_(_UNFINISHED), J.updated_at < cutoff)
                     .values(
                         status="failed",
                         message=message,
@@ -130,6 +131,8 @@ class JobsMixin(SqlCore):
                         updated_at=self._now(),
                     )
                 )
+                if int(getattr(done, "rowcount", 0) or 0):
+                    expired.append(job_id)
             return expired
 
     # -- long-term memory ----------------------------------------------------------------------
