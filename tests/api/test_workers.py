@@ -233,15 +233,28 @@ def test_a_worker_killed_mid_upload_leaves_its_job_interrupted(
     on_both(asks(server, key, "zorblat"), finds("zorblat"))
 
 
-def test_sigterm_stops_every_process_and_frees_the_data_directory(server: LiveServer) -> None:
+def test_sigterm_stops_every_process_and_the_running_upload(
+    server: LiveServer, key: str, database: str
+) -> None:
+    job_id = upload(server, key, "endless2.pdf", endless_pdf()).json()["job_id"]
+    deadline = time.monotonic() + 60
+    while get(server, key, f"/jobs/{job_id}").json()["status"] != "running":
+        assert time.monotonic() < deadline, "the upload never started"
+        time.sleep(0.1)
+
     assert server.stop_with_sigterm() < 30
     deadline = time.monotonic() + 10  # multiprocessing's resource tracker follows the parent
     while server.group_alive():
-        out = subprocess.run(
-            ["ps", "-o", "pid,stat,args", "-g", str(server.proc.pid)],
-            capture_output=True,
-            text=True,
-        ).stdout
-        assert time.monotonic() < deadline, out
+        assert time.monotonic() < deadline, "a process of the server outlived it"
         time.sleep(0.2)
     assert (server.data / "server.lock").read_text() == ""
+    engine = create_engine(database)
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(
+                text("SELECT status, message FROM ingestion_jobs WHERE id = :id"), {"id": job_id}
+            ).one()
+    finally:
+        engine.dispose()
+    assert row.status == "failed"
+    assert row.message.startswith("interrupted: the server shut down"), row.message

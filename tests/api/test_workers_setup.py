@@ -92,9 +92,7 @@ def test_a_worker_starts_beside_the_lock_and_expires_only_dead_jobs(tmp_path: Pa
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
-        app = create_app(
-            settings, engine=FakeEngine(), embedder=HashingEmbedder(), worker=True
-        )
+        app = create_app(settings, engine=FakeEngine(), embedder=HashingEmbedder(), worker=True)
         with TestClient(app) as client:
             state = app.state.ragchat
             # Not failed at start-up: a sibling worker may be running it.
