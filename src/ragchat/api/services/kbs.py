@@ -106,8 +106,10 @@ class KnowledgeBaseRegistry:
         now = time.monotonic()
         if now - self._checked.get(name, 0.0) < STALE_CHECK_S:
             return False
+        if stale():
+            return True  # the caller reopens it (and notes the time then)
         self._checked[name] = now
-        return bool(stale())
+        return False
 
     def names(self) -> list[str]:
         if self.settings is None:
@@ -133,10 +135,10 @@ class KnowledgeBaseRegistry:
             return [f"check failed ({type(exc).__name__})"]
 
     def vector_count(self, name: str) -> int | None:
-        """Live count when the KB is loaded, else None (the manifest has it)."""
+        """Live count when the KB is loaded and current, else None (the manifest has it)."""
         with self._lock:
             kb = self._live.get(name)
-            return kb.child_count() if kb is not None else None
+            return kb.child_count() if kb is not None and not self._stale(name, kb) else None
 
     # -- writing -----------------------------------------------------------------------------
     def _delete(self, name: str) -> None:
