@@ -5,7 +5,8 @@ half-written become "interrupted", upload jobs left unfinished "failed"), the em
 configured knowledge bases' sources ingested (the bundled samples on a fresh data directory, a
 cheap hash check afterwards), the engine wired to the shared knowledge-base registry and the
 persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these. The
-data directory's lock (``api/datadir.py``) is held from before start-up to after shutdown.
+data directory's lock (``api/datadir.py``) is held from before start-up to after shutdown (by
+the parent process instead, for a worker of ``serve --workers N``: ``api/workers.py``).
 
 Shutdown: the running upload job stops at its next safe point and is marked interrupted
 (nothing of it saved), queued ones too; then the engine and the stores close."""

@@ -176,7 +176,8 @@ class DocumentService:
         died or restarted mid-job and nothing will ever finish it; without this the page's
         progress would never end. Safe because one server process owns its data directory
         (``ragchat serve`` holds its lock, ``api/datadir.py``): no live worker holds any of
-        these jobs."""
+        these jobs. A worker of ``serve --workers N`` never calls this (its siblings' jobs are
+        alive): its parent does, once, and dead workers' jobs expire (``leases.py``)."""
         failed = self.store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
         if failed:
             log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
