@@ -184,21 +184,27 @@ def test_only_one_of_many_racing_workers_takes_the_last_slot(
         key = f"user:race-{round_}"
         for _ in range(earlier_hits):
             assert workers[0].hit({key: limit}) is None
-        start = threading.Barrier(len(workers))
-        results: list[Refusal | None] = []
-        errors: list[BaseException] = []
-
-        def race(worker: Limiter, key: str = key, start: threading.Barrier = start) -> None:
-            start.wait()
-            try:
-                results.append(worker.hit({key: limit}))
-            except BaseException as exc:  # reported below, not lost in the thread
-                errors.append(exc)
-
-        threads = [threading.Thread(target=race, args=(w,)) for w in workers]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == []
+        results = _race(workers, {key: limit})
         assert sum(r is None for r in results) == 1, f"round {round_}: {results}"
+
+
+def _race(workers: list[Limiter], limits: dict[str, int]) -> list[Refusal | None]:
+    """Each worker's ``hit(limits)``, all released at once from their own threads."""
+    start = threading.Barrier(len(workers))
+    results: list[Refusal | None] = []
+    errors: list[BaseException] = []
+
+    def race(worker: Limiter) -> None:
+        start.wait()
+        try:
+            results.append(worker.hit(limits))
+        except BaseException as exc:  # reported below, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=race, args=(w,)) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    return results
