@@ -5,7 +5,8 @@ database on SQLite (a file, WAL) and on Postgres (``--postgres-url``, e.g. the o
 Each check is what the API does per answer: one hit on ``user:<id>`` and one on ``ip:<addr>``
 together (``RateLimits.check``). "allowed": 200 users behind 50 addresses, limits high enough
 that every check is recorded (both statements of the database check). "refused": one user
-whose budget is spent (the database check's first statement only).
+whose budget is spent (the database check's first statement only). "SELECT 1": the floor, one
+read transaction doing nothing (``store.ping``).
 
 Example::
 
@@ -26,13 +27,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_line, pct, print_table
+from _common import machine_line, pct, print_table, timed
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from ragchat.api.limits import MemoryRateLimiter
 from ragchat.settings import Settings
-from ragchat.store import build_store
+from ragchat.store import SqlStore, build_store
 from ragchat.store.base import RateLimiter
 from ragchat.store.rate_limits import SqlRateLimiter
 
@@ -84,10 +85,13 @@ def main() -> None:
     print(machine_line())
     rows: list[list[object]] = []
 
-    def report(name: str, limiter: RateLimiter) -> None:
+    def report(name: str, limiter: RateLimiter, store: SqlStore | None = None) -> None:
         limiter.hit({"user:warm-up": 10, "ip:warm-up": 10})  # connections, statement caches
         allowed, refused = measure(limiter, args.checks)
-        for path, seconds in (("allowed", allowed), ("refused", refused)):
+        timings = [("allowed", allowed), ("refused", refused)]
+        if store is not None:  # the floor: one read transaction of SELECT 1
+            timings.append(("SELECT 1", [timed(store.ping)[0] for _ in range(args.checks)]))
+        for path, seconds in timings:
             us = [s * 1e6 for s in seconds]
             rows.append([name, path, len(us), pct(us, 50), pct(us, 95)])
 
@@ -95,14 +99,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragchat-bench-rl-") as tmp:
         store = build_store(Settings(data_dir=Path(tmp)))  # SQLite under data_dir
         try:
-            report("database: SQLite", SqlRateLimiter(store))
+            report("database: SQLite", SqlRateLimiter(store), store)
         finally:
             store.close()
         if args.postgres_url:
             with postgres_schema(args.postgres_url) as url:
                 store = build_store(Settings(data_dir=Path(tmp), database_url=url))
                 try:
-                    report("database: PostgreSQL", SqlRateLimiter(store))
+                    report("database: PostgreSQL", SqlRateLimiter(store), store)
                 finally:
                     store.close()
     print_table(["backend", "check", "n", "p50 µs", "p95 µs"], rows, digits=1)

@@ -55,7 +55,13 @@ class SqlRateLimiter:
         dialect = store.engine.dialect.name
         if dialect not in ("sqlite", "postgresql"):
             raise ConfigError(f"database rate limits need SQLite or PostgreSQL, not {dialect}")
-        self._insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        upsert = insert(_TABLE)
+        # Creates missing rows, locks all of them, returns (key, hits) of each. Run with one
+        # parameter set per key (one multi-row statement, compiled once and cached).
+        self._lock_rows = upsert.on_conflict_do_update(
+            index_elements=[_TABLE.c.key], set_={"hits": _TABLE.c.hits}
+        ).returning(_TABLE.c.key, _TABLE.c.hits)
         # The store's own transactions: on SQLite this process's writers queue on one lock.
         self._store = store
         self.window = window
@@ -75,7 +81,7 @@ class SqlRateLimiter:
     def _hit(self, wanted: Mapping[str, tuple[str, int]], now: float) -> Refusal | None:
         cutoff = now - self.window
         with self._store._tx() as s:
-            rows = s.execute(self._lock_rows(sorted(wanted), now))
+            rows = s.execute(self._lock_rows, [_new_row(key, now) for key in sorted(wanted)])
             kept = {key: sorted(t for t in _parse(hits) if t > cutoff) for key, hits in rows}
             for row_key, (key, limit) in wanted.items():
                 times = kept[row_key]
@@ -91,13 +97,6 @@ class SqlRateLimiter:
                 .values(hits=case(new_hits, value=_TABLE.c.key), last_at=now)
             )
         return None
-
-    def _lock_rows(self, keys: Sequence[str], now: float) -> Any:
-        """Creates missing rows, locks all of them, returns (key, hits) of each."""
-        stmt = self._insert(_TABLE).values([{"key": k, "hits": "", "last_at": now} for k in keys])
-        return stmt.on_conflict_do_update(
-            index_elements=[_TABLE.c.key], set_={"hits": _TABLE.c.hits}
-        ).returning(_TABLE.c.key, _TABLE.c.hits)
 
     def _maybe_prune(self, now: float) -> None:
         with self._prune_lock:
@@ -126,6 +125,10 @@ def _row_key(key: str) -> str:
     if len(key) <= _KEY_CHARS:
         return key
     return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _new_row(key: str, now: float) -> dict[str, Any]:
+    return {"key": key, "hits": "", "last_at": now}
 
 
 def _parse(hits: str) -> list[float]:
