@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 import pytest
+from sqlalchemy import text
 
 from ragchat.api.limits import MemoryRateLimiter
 from ragchat.settings import Settings
@@ -35,13 +36,18 @@ class FakeTime:
 class Limiter(RateLimiter, Protocol):
     def keys(self) -> int: ...
 
+    def prune(self, now: float | None = None) -> int: ...
+
 
 class Backend:
     """Opens limiters on one backend; all of them share its hits (like server workers)."""
 
-    def __init__(self, kind: str, open_: Callable[[FakeTime], Limiter]) -> None:
+    def __init__(
+        self, kind: str, open_: Callable[[FakeTime], Limiter], stores: list[SqlStore]
+    ) -> None:
         self.kind = kind
         self.open = open_
+        self.stores = stores  # the database backends' stores, one per limiter opened
 
 
 @pytest.fixture(
@@ -58,7 +64,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         def memory(time: FakeTime) -> Limiter:  # one process: one limiter per clock
             return shared.setdefault(id(time), MemoryRateLimiter(clock=time))
 
-        yield Backend("memory", memory)
+        yield Backend("memory", memory, [])
         return
     stores: list[SqlStore] = []
     with fresh_database(request.param, tmp_path) as url:
@@ -69,7 +75,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             return SqlRateLimiter(stores[-1], clock=time)
 
         try:
-            yield Backend(request.param, database)
+            yield Backend(request.param, database, stores)
         finally:
             for store in stores:
                 store.close()
@@ -155,6 +161,28 @@ def test_idle_keys_are_pruned(limiter: Limiter, time: FakeTime) -> None:
     assert limiter.hit({"user:late": 5}) is None
     assert limiter.keys() == 1  # only the key just hit: ann's hit is 61 s old
     assert limiter.hit({USER: 1}) is None  # a pruned key starts afresh
+
+
+def test_pruning_skips_rows_a_check_holds_instead_of_waiting(
+    backend: Backend, time: FakeTime
+) -> None:
+    """On Postgres a check locks its keys in key order and a DELETE would lock in any order:
+    waiting could deadlock, so pruning leaves a held row for next time."""
+    if backend.kind != "postgres":
+        pytest.skip("row locks: Postgres only")
+    limiter = backend.open(time)
+    assert limiter.hit({USER: 5, IP: 5}) is None
+    time.now += 61
+    engine = backend.stores[0].engine
+    with engine.connect() as holder, holder.begin():
+        holder.execute(text("SELECT key FROM rate_limits WHERE key = :k FOR UPDATE"), {"k": USER})
+        pruned: list[int] = []
+        pruner = threading.Thread(target=lambda: pruned.append(limiter.prune()), daemon=True)
+        pruner.start()
+        pruner.join(timeout=30)
+        assert pruned == [1]  # the IP's row; ann's is held
+    assert limiter.keys() == 1
+    assert limiter.prune() == 1
 
 
 def test_long_keys_are_limited_like_short_ones(limiter: Limiter) -> None:

@@ -57,10 +57,17 @@ class MemoryRateLimiter:
                     hits.popleft()
             return None
 
-    def _prune(self, now: float) -> None:
+    def prune(self, now: float | None = None) -> int:
+        """Forgets the keys with no hit in the window ending at ``now``; returns how many."""
+        with self._lock:
+            return self._prune(self.clock() if now is None else now)
+
+    def _prune(self, now: float) -> int:
         self._next_prune = now + self.window
-        for key in [k for k, h in self._hits.items() if not h or h[-1] <= now - self.window]:
+        idle = [k for k, h in self._hits.items() if not h or h[-1] <= now - self.window]
+        for key in idle:
             del self._hits[key]
+        return len(idle)
 
     def keys(self) -> int:
         """How many keys are held (what pruning keeps bounded)."""

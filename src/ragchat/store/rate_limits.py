@@ -111,8 +111,15 @@ class SqlRateLimiter:
     def prune(self, now: float | None = None) -> int:
         """Deletes the keys with no hit in the window ending at ``now``; returns how many."""
         now = self._clock() if now is None else now
+        # Postgres: rows a check holds are skipped, not waited for (a check locks keys in key
+        # order, a DELETE in any order: waiting could deadlock). SQLite ignores FOR UPDATE.
+        idle = (
+            select(_TABLE.c.key)
+            .where(_TABLE.c.last_at <= now - self.window)
+            .with_for_update(skip_locked=True)
+        )
         with self._store._tx() as s:
-            result = s.execute(delete(_TABLE).where(_TABLE.c.last_at <= now - self.window))
+            result = s.execute(delete(_TABLE).where(_TABLE.c.key.in_(idle)))
             return int(getattr(result, "rowcount", 0) or 0)
 
     def keys(self) -> int:
