@@ -12,7 +12,8 @@ one transaction of two short statements:
    database write lock from ``BEGIN IMMEDIATE``), so no other worker reads these keys until
    this check commits: two workers can never both take a key's last slot;
 2. only when every key has room, an UPDATE writing the new hit lists. A refused request
-   records nothing (the upsert's update is a no-op: hits stay as they were).
+   records nothing (the upsert leaves existing hits as they were and creates missing rows
+   empty).
 
 Rows whose newest hit has left the window are deleted at most once per window per process, so
 the table holds only the keys active in the last window or two."""
