@@ -243,6 +243,8 @@ class ApiSettings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
+    # Server processes sharing the socket (``ragchat serve --workers``).
+    workers: int = Field(default=1, ge=1)
     # Browser origins allowed to call the API (CORS). Empty = closed: only same-origin pages.
     cors_origins: list[str] = []
     # Answer endpoints (/chat, /chat/stream, /query, conversation messages,
@@ -251,6 +253,9 @@ class ApiSettings(BaseModel):
     # Per client IP; None = 3 x ``rate_limit_per_minute`` (users share addresses: NAT,
     # proxies, localhost), which still caps clients that drop their cookie to get new users.
     rate_limit_per_ip_per_minute: int | None = Field(default=None, ge=0)
+    # Where rate-limit hits are counted: "memory" (this process), "database" (shared by every
+    # worker, store/rate_limits.py), "auto" = "database" when workers > 1, else "memory".
+    rate_limit_store: Literal["auto", "memory", "database"] = "auto"
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)  # JSON requests
     upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1024)  # document uploads
     # Open SSE streams (chat and OpenAI-compatible) at once; more get 503 with Retry-After.

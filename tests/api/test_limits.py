@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
-from ragchat.api.limits import SlidingWindowLimiter
+from ragchat.api.errors import ApiError
+from ragchat.api.limits import FailoverRateLimiter, MemoryRateLimiter, RateLimits
+from ragchat.errors import StoreUnavailable
+from ragchat.settings import Settings
+from ragchat.store import SqlStore, build_store
+from ragchat.store.base import RateLimiter, Refusal
 
 from .conftest import AppFactory
 from .fakes import FakeEngine
@@ -33,17 +41,89 @@ def test_answer_endpoints_are_rate_limited_per_user_and_ip(make_app: AppFactory)
     assert blocked.status_code == 429 and "IP" in blocked.json()["error"]["message"]
 
 
-def test_sliding_window_frees_slots_as_time_passes() -> None:
+@pytest.fixture
+def two_stores(tmp_path: Path) -> Iterator[list[SqlStore]]:
+    """Two workers' stores on one database (closed after the apps using them stop)."""
+    url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    stores = [build_store(Settings(data_dir=tmp_path / f"w{n}", database_url=url)) for n in (1, 2)]
+    yield stores
+    for store in stores:
+        store.close()
+
+
+def test_a_database_limit_is_shared_by_two_apps_on_one_database(
+    two_stores: list[SqlStore], make_app: AppFactory
+) -> None:
+    """Two workers (here two apps) over one database spend one budget per user and per IP;
+    with memory limits each would allow the whole limit."""
+    stores = two_stores
+    limits = {"rate_limit_per_minute": 100, "rate_limit_per_ip_per_minute": 3, "workers": 2}
+    first, second = (make_app(store=store, **limits) for store in stores)
+    assert isinstance(_limiter(first), FailoverRateLimiter)  # auto: database with 2 workers
+    answers = [c.post("/query", json={"question": "q?"}).status_code for c in (first, second)]
+    answers.append(first.post("/query", json={"question": "q?"}).status_code)
+    assert 429 not in answers
+    refused = second.post("/query", json={"question": "q?"})
+    assert refused.status_code == 429 and "IP" in refused.json()["error"]["message"]
+
+
+def _limiter(client: TestClient) -> RateLimiter:
+    state = client.app.state.ragchat  # type: ignore[attr-defined]
+    limiter: RateLimiter = state.limits.limiter
+    return limiter
+
+
+@pytest.mark.parametrize(
+    ("store", "workers", "expected"),
+    [
+        ("auto", 1, MemoryRateLimiter),
+        ("auto", 4, FailoverRateLimiter),
+        ("memory", 4, MemoryRateLimiter),
+        ("database", 1, FailoverRateLimiter),
+    ],
+)
+def test_the_rate_limit_store_setting_picks_the_backend(
+    make_app: AppFactory, store: str, workers: int, expected: type
+) -> None:
+    client = make_app(rate_limit_store=store, workers=workers)
+    assert type(_limiter(client)) is expected
+
+
+def test_retry_after_is_whole_seconds_rounded_up_and_names_the_scope() -> None:
     now = [0.0]
-    limiter = SlidingWindowLimiter(2, window=60, clock=lambda: now[0])
-    assert limiter.hit("k") == 0 and limiter.hit("k") == 0
-    assert limiter.hit("k") == 60
-    now[0] = 30
-    assert limiter.hit("k") == 30
-    now[0] = 60.5
-    assert limiter.hit("k") == 0  # the first hit left the window
-    assert limiter.hit("other") == 0
-    assert SlidingWindowLimiter(0).hit("k") == 0  # 0 = unlimited
+    limits = RateLimits(1, 2, MemoryRateLimiter(clock=lambda: now[0]))
+    limits.check("ann", "10.0.0.1")
+    now[0] = 58.5
+    with pytest.raises(ApiError) as user:
+        limits.check("ann", "10.0.0.1")
+    assert user.value.status == 429 and user.value.headers == {"Retry-After": "2"}
+    assert "user" in user.value.message
+    limits.check("bob", "10.0.0.1")
+    now[0] = 59.999
+    with pytest.raises(ApiError) as ip:
+        limits.check("cy", "10.0.0.1")
+    assert ip.value.headers == {"Retry-After": "1"} and "IP address" in ip.value.message
+
+
+class _Down:
+    window = 60.0
+
+    def hit(self, limits: Mapping[str, int]) -> Refusal | None:
+        raise StoreUnavailable("database unavailable: connection refused")
+
+
+def test_an_unreachable_database_falls_back_to_this_workers_memory(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Fail-open to per-worker limits: the API keeps answering, and still limits."""
+    limits = RateLimits(2, 10, FailoverRateLimiter(_Down(), MemoryRateLimiter()))
+    with caplog.at_level(logging.WARNING, logger="ragchat.api.limits"):
+        limits.check("ann", "10.0.0.1")
+        limits.check("ann", "10.0.0.1")
+        with pytest.raises(ApiError):
+            limits.check("ann", "10.0.0.1")
+    warnings = [r for r in caplog.records if "fall back" in r.getMessage()]
+    assert len(warnings) == 1  # once per window, not once per request
 
 
 def test_body_limits(make_app: AppFactory) -> None:

@@ -8,6 +8,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -42,9 +43,11 @@ class FakeClock:
             self._now += delta
 
 
-@pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
+@contextmanager
+def fresh_database(backend: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database: a new SQLite file, or a new Postgres schema dropped
+    afterwards (skips the test when no Postgres is configured)."""
+    if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'store.sqlite3'}"
         return
     if not PG_URL:
@@ -60,6 +63,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

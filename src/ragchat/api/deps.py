@@ -97,12 +97,12 @@ def client_ip(request: Request) -> str:
 
 async def answer_limited(request: Request, state: State, me: CurrentUser) -> Identity:
     """The caller, after the per-user and per-IP answer rate limits (429 + Retry-After)."""
-    state.limits.check(me.user_id, client_ip(request))
+    await run_sync(state.limits.check, me.user_id, client_ip(request))
     return me
 
 
 async def openai_limited(request: Request, state: State, me: OpenAIUser) -> Identity:
-    state.limits.check(me.user_id, client_ip(request))
+    await run_sync(state.limits.check, me.user_id, client_ip(request))
     return me
 
 

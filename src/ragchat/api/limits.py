@@ -1,81 +1,122 @@
-"""Abuse limits kept in process memory (the server runs one worker): a sliding-window rate
-limiter for the answer endpoints and a cap on concurrently open streams."""
+"""Abuse limits: a sliding-window rate limit on the answer endpoints and a cap on concurrently
+open streams. The rate limit's hits live in this process's memory (one worker) or in the
+database (``store/rate_limits.py``: every worker behind one socket spends the same budget);
+``api.rate_limit_store`` picks one."""
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ragchat.api.errors import ApiError
+from ragchat.errors import StoreUnavailable
+from ragchat.store.base import RateLimiter, Refusal
+
+log = logging.getLogger(__name__)
 
 WINDOW_S = 60.0
 STREAM_RETRY_AFTER_S = 5
-_MAX_KEYS = 100_000  # forget idle keys beyond this many, so memory stays bounded
 
 
-class SlidingWindowLimiter:
-    """At most ``limit`` hits per key within the last ``window`` seconds (0 = unlimited).
+class MemoryRateLimiter:
+    """``RateLimiter`` in this process's memory: exact sliding windows (a deque of hit times
+    per key). Keys idle for a whole window are forgotten at most once per window, so memory
+    holds only the keys active in the last window or two."""
 
-    ``hit`` records a request and returns 0, or returns the seconds until the oldest hit in the
-    window expires (the Retry-After) without recording it; ``record=False`` only asks."""
-
-    def __init__(
-        self,
-        limit: int,
-        window: float = WINDOW_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.limit = limit
+    def __init__(self, window: float = WINDOW_S, clock: Callable[[], float] = time.monotonic):
         self.window = window
         self.clock = clock
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+        self._next_prune = float("-inf")
 
-    def hit(self, key: str, *, record: bool = True) -> float:
-        if self.limit <= 0:
-            return 0.0
+    def hit(self, limits: Mapping[str, int]) -> Refusal | None:
+        wanted = {key: limit for key, limit in limits.items() if limit > 0}
+        if not wanted:
+            return None
         now = self.clock()
         with self._lock:
-            hits = self._hits.get(key)
-            if hits is None:
-                if len(self._hits) >= _MAX_KEYS:
-                    self._prune(now)
-                hits = self._hits[key] = deque()
-            while hits and hits[0] <= now - self.window:
-                hits.popleft()
-            if len(hits) >= self.limit:
-                return max(0.001, hits[0] + self.window - now)
-            if record:
+            if now >= self._next_prune:
+                self._prune(now)
+            for key, limit in wanted.items():
+                hits = self._hits.get(key)
+                if hits is None:
+                    continue
+                while hits and hits[0] <= now - self.window:
+                    hits.popleft()
+                if len(hits) >= limit:  # room again when the limit-th newest hit expires
+                    return Refusal(key, max(0.001, hits[-limit] + self.window - now))
+            for key, limit in wanted.items():
+                hits = self._hits.setdefault(key, deque())
                 hits.append(now)
-            return 0.0
+                while len(hits) > limit:  # older hits can no longer refuse anything
+                    hits.popleft()
+            return None
 
-    def _prune(self, now: float) -> None:
-        for key in [k for k, h in self._hits.items() if not h or h[-1] <= now - self.window]:
+    def prune(self, now: float | None = None) -> int:
+        """Forgets the keys with no hit in the window ending at ``now``; returns how many."""
+        with self._lock:
+            return self._prune(self.clock() if now is None else now)
+
+    def _prune(self, now: float) -> int:
+        self._next_prune = now + self.window
+        idle = [k for k, h in self._hits.items() if not h or h[-1] <= now - self.window]
+        for key in idle:
             del self._hits[key]
+        return len(idle)
+
+    def keys(self) -> int:
+        """How many keys are held (what pruning keeps bounded)."""
+        with self._lock:
+            return len(self._hits)
+
+
+class FailoverRateLimiter:
+    """``primary`` (the database), or this worker's own memory while the database cannot be
+    reached. Fail-open to per-worker limits, not fail-closed: refusing every answer because
+    the limiter's table is unreachable (or SQLite stayed locked past its busy timeout) would
+    turn a bookkeeping hiccup into an outage of the whole API, and the answers that need the
+    database fail with their own 503 anyway. Meanwhile each worker still enforces the limit
+    itself, so a client gets at most N x the limit from N workers, never unlimited."""
+
+    def __init__(self, primary: RateLimiter, fallback: RateLimiter) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.window = primary.window
+        self._warned_at = float("-inf")
+
+    def hit(self, limits: Mapping[str, int]) -> Refusal | None:
+        try:
+            return self.primary.hit(limits)
+        except StoreUnavailable as exc:
+            now = time.monotonic()
+            if now - self._warned_at >= self.window:  # one warning per window, not per request
+                self._warned_at = now
+                log.warning("rate limits fall back to this worker's memory: %s", exc)
+            return self.fallback.hit(limits)
 
 
 class RateLimits:
-    """Per-user and per-IP limits on the answer endpoints; both must allow a request."""
+    """Per-user and per-IP limits on the answer endpoints; both must allow a request, and a
+    refused request costs neither budget."""
 
-    def __init__(self, per_user: int, per_ip: int, clock: Callable[[], float] = time.monotonic):
-        self.users = SlidingWindowLimiter(per_user, clock=clock)
-        self.ips = SlidingWindowLimiter(per_ip, clock=clock)
+    def __init__(self, per_user: int, per_ip: int, limiter: RateLimiter | None = None) -> None:
+        self.per_user = per_user
+        self.per_ip = per_ip
+        self.limiter = limiter if limiter is not None else MemoryRateLimiter()
 
     def check(self, user_id: str, ip: str) -> None:
-        """Raises 429 with Retry-After (whole seconds, rounded up) when a limit is reached."""
-        user_key, ip_key = f"user:{user_id}", f"ip:{ip}"
-        wait = self.users.hit(user_key, record=False)
-        if wait:
-            raise _too_many("user", wait)
-        wait = self.ips.hit(ip_key, record=False)
-        if wait:
-            raise _too_many("IP address", wait)
-        # Recorded only when both allow it, so a refused request costs neither budget.
-        self.users.hit(user_key)
-        self.ips.hit(ip_key)
+        """Raises 429 with Retry-After (whole seconds, rounded up) when a limit is reached.
+        Blocks on the database with a database limiter: call it from a worker thread."""
+        user_key = f"user:{user_id}"
+        refusal = self.limiter.hit({user_key: self.per_user, f"ip:{ip}": self.per_ip})
+        if refusal is not None:
+            scope = "user" if refusal.key == user_key else "IP address"
+            raise _too_many(scope, refusal.retry_after)
 
 
 def _too_many(scope: str, wait: float) -> ApiError:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from ragchat.api.limits import RateLimits, StreamSlots
+from ragchat.api.limits import FailoverRateLimiter, MemoryRateLimiter, RateLimits, StreamSlots
 from ragchat.api.services.access import DocumentAccess
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.documents import DocumentService
@@ -18,11 +18,14 @@ from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
+from ragchat.errors import ConfigError
 from ragchat.index.base import Embedder
 from ragchat.index.worker import build_ingester
-from ragchat.settings import Settings
-from ragchat.store.base import Store
+from ragchat.settings import ApiSettings, Settings
+from ragchat.store.base import RateLimiter, Store
 from ragchat.store.memory import SqlMemoryStore
+from ragchat.store.rate_limits import SqlRateLimiter
+from ragchat.store.sql import SqlStore
 
 
 @dataclass
@@ -70,6 +73,7 @@ class AppState:
             limits=RateLimits(
                 api.rate_limit_per_minute,
                 3 * api.rate_limit_per_minute if per_ip is None else per_ip,
+                rate_limiter(api, store),
             ),
             streams=StreamSlots(api.max_concurrent_streams),
             executor=executor,
@@ -82,6 +86,19 @@ class AppState:
             health=HealthService(settings, store, engine, embedder, registry),
             openai=OpenAIAdapter(engine, settings.history_turns),
         )
+
+
+def rate_limiter(api: ApiSettings, store: Store) -> RateLimiter:
+    """Where the answer rate limits count, per ``api.rate_limit_store``: in the database when
+    several workers serve (else each would allow the whole limit), else in memory."""
+    kind = api.rate_limit_store
+    if kind == "auto":
+        kind = "database" if api.workers > 1 else "memory"
+    if kind == "memory":
+        return MemoryRateLimiter()
+    if not isinstance(store, SqlStore):
+        raise ConfigError("api.rate_limit_store=database needs the SQL store")
+    return FailoverRateLimiter(SqlRateLimiter(store), MemoryRateLimiter())
 
 
 def get_state(request: Request) -> AppState:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ragchat.store.rows import (
     ApiKeyRow,
@@ -249,3 +249,25 @@ class Store(
         ...
 
     def close(self) -> None: ...
+
+
+class Refusal(NamedTuple):
+    """Why ``RateLimiter.hit`` recorded nothing: the first full key and how long until it has
+    room again (seconds, > 0)."""
+
+    key: str
+    retry_after: float
+
+
+class RateLimiter(Protocol):
+    """Sliding-window hit budgets per key (the API's answer rate limits). In memory for one
+    worker (``api/limits.MemoryRateLimiter``) or in the database (``rate_limits.SqlRateLimiter``)
+    so that every worker behind one socket spends the same budget."""
+
+    window: float  # seconds
+
+    def hit(self, limits: Mapping[str, int]) -> Refusal | None:
+        """One hit on every key of ``limits`` (key → hits allowed per window; 0 = unlimited,
+        never recorded) when all have room, atomically; otherwise nothing is recorded and the
+        first full key, in ``limits``' order, is returned."""
+        ...

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Column,
     Connection,
     Engine,
+    Float,
     Integer,
     MetaData,
     String,
@@ -100,10 +101,25 @@ def _v3_conversation_crisis(conn: Connection) -> None:
     conn.execute(text(f"ALTER TABLE conversations ADD COLUMN crisis_at {column_type}"))
 
 
+def _v4_rate_limits(conn: Connection) -> None:
+    """``rate_limits``: answer rate-limit hits shared by every server worker."""
+    meta = MetaData(
+        naming_convention={"ix": "ix_%(table_name)s_%(column_0_name)s", "pk": "pk_%(table_name)s"}
+    )
+    Table(
+        "rate_limits",
+        meta,
+        Column("key", String(200), primary_key=True),
+        Column("hits", Text, nullable=False),
+        Column("last_at", Float, nullable=False, index=True),
+    ).create(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", create_v1),
     Migration(2, "conversation user profile", _v2_conversation_profile),
     Migration(3, "conversation crisis flag", _v3_conversation_crisis),
+    Migration(4, "rate limits", _v4_rate_limits),
 )
 
 

@@ -155,3 +155,16 @@ class MemoryRecord(Base):
     text: Mapped[str] = mapped_column(Text)
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class RateLimitRecord(Base):
+    """One answer-rate-limit key (``user:<id>``, ``ip:<address>``) and its hits in the current
+    window (schema v4; see ``rate_limits.py``)."""
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    # Hit times (epoch seconds, ``repr`` of a float) separated by spaces, oldest first.
+    hits: Mapped[str] = mapped_column(Text)
+    # The newest hit (or the row's creation): rows idle for a window are pruned by this.
+    last_at: Mapped[float] = mapped_column(Float, index=True)
