@@ -243,8 +243,6 @@ class ApiSettings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
-    # Server processes sharing the socket (``ragchat serve --workers``).
-    workers: int = Field(default=1, ge=1)
     # Browser origins allowed to call the API (CORS). Empty = closed: only same-origin pages.
     cors_origins: list[str] = []
     # Answer endpoints (/chat, /chat/stream, /query, conversation messages,
