@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
-from ragchat.errors import IngestCancelled
+from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index.base import KeepsVectors, ListsChildren
 from ragchat.index.fake import HashingEmbedder
+from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.fields import title_index
 from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
@@ -147,3 +148,17 @@ def test_a_write_waiting_for_the_lock_stops_when_cancelled(
         cancel.set()
         with pytest.raises(IngestCancelled), second.writing("demo", cancel=cancel):
             pass
+
+
+def test_a_knowledge_base_deleted_by_another_worker_is_gone_at_the_next_read(
+    two_workers: tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = two_workers
+    with second.reading("demo") as kb:
+        assert kb.child_count() == 1
+    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    KnowledgeBase.delete(first.root, "demo")
+    assert second.vector_count("demo") is None
+    with pytest.raises(KnowledgeBaseNotFound), second.reading("demo"):
+        pass

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragchat.errors import IngestCancelled
+from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index import stores
 from ragchat.index.base import Embedder, Matrix, SearchableKB, Vector, WritableKB
 from ragchat.index.generations import WriteLock
@@ -85,31 +85,46 @@ class KnowledgeBaseRegistry:
 
     @contextmanager
     def reading(self, name: str) -> Iterator[WritableKB]:
+        self._refresh(name)
         with self._lock:
             kb = self._live.get(name)
-            if kb is not None and self._stale(name, kb):
-                del self._live[name]
-                kb.close()
-                kb = None
-                log.info("knowledge base %s changed in another process: reopened", name)
             if kb is None:
                 kb = self._live[name] = self._open(name)
                 self._checked[name] = time.monotonic()
             yield kb
 
-    def _stale(self, name: str, kb: WritableKB) -> bool:
-        """Whether another process committed since ``kb`` was opened (a stat and a small read
-        of ``CURRENT``, at most once per ``STALE_CHECK_S``); a shared store is never stale."""
-        stale = getattr(kb, "stale", None)
-        if stale is None:
-            return False
-        now = time.monotonic()
-        if now - self._checked.get(name, 0.0) < STALE_CHECK_S:
-            return False
-        if stale():
-            return True  # the caller reopens it (and notes the time then)
-        self._checked[name] = now
-        return False
+    def _refresh(self, name: str) -> None:
+        """Reopens the live instance when another process committed since it was opened (a
+        stat and a small read of ``CURRENT``, at most once per ``STALE_CHECK_S``; a shared
+        store is never stale). The new one loads outside the lock: searches go on meanwhile
+        on the old one, then the two are swapped."""
+        with self._lock:
+            kb = self._live.get(name)
+            stale = getattr(kb, "stale", None)
+            now = time.monotonic()
+            if kb is None or stale is None or now - self._checked.get(name, 0.0) < STALE_CHECK_S:
+                return
+            self._checked[name] = now
+            if not stale():
+                return
+        try:
+            fresh = self._open(name)
+        except KnowledgeBaseNotFound:  # deleted by another process
+            with self._lock:
+                if self._live.get(name) is kb:
+                    del self._live[name]
+                    kb.close()
+            raise
+        except Exception:  # searches go on with what was read; retried at the next check
+            log.exception("knowledge base %s changed in another process: reopening failed", name)
+            return
+        with self._lock:
+            if self._live.get(name) is not kb:  # another thread swapped first
+                fresh.close()
+                return
+            self._live[name] = fresh
+            kb.close()
+        log.info("knowledge base %s changed in another process: reopened", name)
 
     def names(self) -> list[str]:
         if self.settings is None:
@@ -138,7 +153,9 @@ class KnowledgeBaseRegistry:
         """Live count when the KB is loaded and current, else None (the manifest has it)."""
         with self._lock:
             kb = self._live.get(name)
-            return kb.child_count() if kb is not None and not self._stale(name, kb) else None
+            if kb is None or bool(getattr(kb, "stale", lambda: False)()):
+                return None
+            return kb.child_count()
 
     # -- writing -----------------------------------------------------------------------------
     def _delete(self, name: str) -> None:
