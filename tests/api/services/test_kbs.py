@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
-from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
+from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index.base import KeepsVectors, ListsChildren
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
@@ -139,7 +139,7 @@ def test_a_write_waits_for_another_workers_write_and_builds_on_it(
         assert [c.chunk_id for c in got] == ["a:c0", "b:c0", "c:c0"]
 
 
-def test_a_write_waiting_for_the_lock_stops_when_cancelled(
+def test_a_write_waiting_for_the_lock_stops_when_cancelled_or_after_its_timeout(
     two_workers: tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry],
 ) -> None:
     first, second = two_workers
@@ -147,6 +147,17 @@ def test_a_write_waiting_for_the_lock_stops_when_cancelled(
     with first.writing("demo"):
         cancel.set()
         with pytest.raises(IngestCancelled), second.writing("demo", cancel=cancel):
+            pass
+        # A request's bounded wait, on the lock file and on this registry's own writer lock.
+        with (
+            pytest.raises(IndexStateError, match="being written"),
+            second.writing("demo", timeout_s=0.2),
+        ):
+            pass
+        with (
+            pytest.raises(IndexStateError, match="being written"),
+            first.writing("demo", timeout_s=0.2),
+        ):
             pass
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from ragchat.api.errors import ApiError
 from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
 from ragchat.index.ingestion import UploadCaps, file_key
-from ragchat.index.kb import validate_name
+from ragchat.index.kb import LOCK_TIMEOUT_S, validate_name
 from ragchat.index.worker import Ingester, InProcessIngester, JobInput
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
@@ -354,7 +354,8 @@ class DocumentService:
         mine = user_folder(user_id)
         own = [p for p in view.sources if self.access.owner_of_path(kb, p) == mine]
         rest = [p for p in view.sources if p not in own]
-        with self.registry.writing(kb) as target:
+        # A request does not wait out another upload's save for long: it says try again.
+        with self.registry.writing(kb, timeout_s=LOCK_TIMEOUT_S) as target:
             if rest:
                 if view.row.file_path in own:
                     target.store.set_document_file(doc_id, rest[0])

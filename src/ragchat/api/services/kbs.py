@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound
+from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index import stores
 from ragchat.index.base import Embedder, Matrix, SearchableKB, Vector, WritableKB
 from ragchat.index.generations import WriteLock
@@ -183,6 +183,7 @@ class KnowledgeBaseRegistry:
         create: bool = False,
         on_wait: Callable[[], None] | None = None,
         cancel: threading.Event | None = None,
+        timeout_s: float | None = None,
     ) -> Iterator[WritableKB]:
         """A private instance to modify; it becomes the live one when the block exits without
         error, and is discarded otherwise. A knowledge base created here that ends the block
@@ -191,17 +192,25 @@ class KnowledgeBaseRegistry:
         One writer per knowledge base at a time, across threads and processes: the instance is
         opened once the write lock is held, so it starts from the latest commit whoever made
         it. While another writer holds the lock this waits (``on_wait`` is called once, a set
-        ``cancel`` stops the wait with ``IngestCancelled``)."""
+        ``cancel`` stops the wait with ``IngestCancelled``, and after ``timeout_s`` it gives up
+        with ``IndexStateError``; None waits as long as it takes)."""
         thread_lock = self._writer_lock(name)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         if not thread_lock.acquire(blocking=False):
             if on_wait is not None:
                 on_wait()
             while not thread_lock.acquire(timeout=0.2):
                 if cancel is not None and cancel.is_set():
                     raise IngestCancelled("stopped while waiting for the knowledge base")
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise IndexStateError(
+                        f"knowledge base {name!r} is being written by another ingestion; "
+                        "try again when it has finished"
+                    )
         try:
             lock = self._write_lock(name)
-            lock.acquire(None, cancel=cancel, on_wait=on_wait)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            lock.acquire(left, cancel=cancel, on_wait=on_wait)
             try:
                 yield from self._write_locked(name, create, lock)
             finally:
