@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
+from uvicorn.config import STARTUP_FAILURE
 
 from ragchat.api import create_app
 from ragchat.api.serve import serve
 from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
 from ragchat.api.services.leases import LEASE_JOB_MESSAGE
+from ragchat.api.workers import worker_app
 from ragchat.errors import ConfigError
 from ragchat.index.fake import HashingEmbedder
 from ragchat.settings import (
@@ -111,3 +113,13 @@ def test_a_worker_starts_beside_the_lock_and_expires_only_dead_jobs(tmp_path: Pa
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_worker_that_cannot_build_the_app_exits_so_that_uvicorn_stops_them_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(WORKER_OVERRIDES_ENV, raising=False)
+    monkeypatch.setenv("RAGCHAT_API__CORS_ORIGINS", '["*"]')
+    with pytest.raises(SystemExit) as exited:
+        worker_app()
+    assert exited.value.code == STARTUP_FAILURE  # any other code: restarted forever

@@ -16,14 +16,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import signal
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -210,27 +208,6 @@ def cancel_ingestion(app: FastAPI) -> None:
         state.documents.cancel()
 
 
-def cancel_on_signal(app: FastAPI) -> None:
-    """In a worker of ``serve --workers N``: SIGTERM/SIGINT also reach ``cancel_ingestion``
-    at once (uvicorn's own handler, wrapped, still drains the connections), so a running
-    upload stops at its next safe point instead of after the drain. Called from the lifespan,
-    on the main thread, after uvicorn installed its handlers (it restores its originals)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        previous = signal.getsignal(sig)
-        if not callable(previous):
-            continue
-
-        def handler(
-            signum: int, frame: FrameType | None, previous: Callable[..., Any] = previous
-        ) -> None:
-            cancel_ingestion(app)
-            previous(signum, frame)
-
-        signal.signal(sig, handler)
-
-
 def create_app(
     settings: Settings | None = None,
     *,
@@ -277,6 +254,8 @@ def create_app(
                 leases = asyncio.create_task(
                     keep_leases(state.documents, state.store, api.job_lease_s)
                 )
+                from ragchat.api.workers import cancel_on_signal
+
                 cancel_on_signal(app)
             log.info(
                 "ragchat %s ready (agents: %s)",

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from ragchat.errors import ConfigError, IngestCancelled, RagchatError
@@ -55,7 +58,35 @@ def worker_app() -> FastAPI:
 
     settings = settings_for_worker()
     configure_logging(settings)
-    return create_app(settings, worker=True)
+    try:
+        return create_app(settings, worker=True)
+    except Exception:
+        # uvicorn restarts a worker that raises here, forever; this exit code stops them all.
+        log.exception("a server worker cannot build the application")
+        sys.exit(STARTUP_FAILURE)
+
+
+def cancel_on_signal(app: FastAPI) -> None:
+    """In a worker of ``serve --workers N``: SIGTERM/SIGINT also reach ``cancel_ingestion``
+    at once (uvicorn's own handler, wrapped, still drains the connections), so a running
+    upload stops at its next safe point instead of after the drain. Called from the lifespan,
+    on the main thread, after uvicorn installed its handlers (it restores its originals)."""
+    from ragchat.api.app import cancel_ingestion  # not in the handler: no import there
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        if not callable(previous):
+            continue
+
+        def handler(
+            signum: int, frame: FrameType | None, previous: Callable[..., Any] = previous
+        ) -> None:
+            cancel_ingestion(app)
+            previous(signum, frame)
+
+        signal.signal(sig, handler)
 
 
 def prepare(settings: Settings, stopping: threading.Event) -> None:
@@ -64,12 +95,13 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
     from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.config import load_config
-    from ragchat.api.app import _stop_when
+    from ragchat.api.app import _stop_when, create_app
     from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
     from ragchat.api.services.identity import cookie_secret
     from ragchat.runtime import prepare_runtime
     from ragchat.store import build_store
 
+    create_app(settings, worker=True)  # a configuration error stops us here, not each worker
     prepare_runtime(settings)
     store = build_store(settings)  # migrations; replies a crash left streaming: interrupted
     try:
