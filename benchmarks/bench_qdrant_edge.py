@@ -115,6 +115,11 @@ def local(path: Path, ids: list[str], vectors: np.ndarray, sparse: list[Any], te
     for i in range(0, len(points), 1000):
         client.upsert("bench", points[i : i + 1000])
     built = time.perf_counter() - t0
+    return built, *local_queries(client), client
+
+
+def local_queries(client: Any) -> tuple[Any, Any]:
+    from qdrant_client import models
 
     def dense(q: np.ndarray) -> Any:
         return client.query_points(
@@ -131,7 +136,7 @@ def local(path: Path, ids: list[str], vectors: np.ndarray, sparse: list[Any], te
             with_payload=["chunk_id"],
         )
 
-    return built, dense, bm25, client
+    return dense, bm25
 
 
 def timed(dense: Any, bm25: Any, queries: list[str], qvecs: np.ndarray) -> list[float]:
@@ -168,13 +173,31 @@ def load_worker(spec: dict[str, Any]) -> dict[str, Any]:
 
     queries = scifact_queries(spec["queries"])
     qvecs = unit(np.random.default_rng(spec["seed"] + 1), len(queries))
+    from qdrant_client import QdrantClient  # imported before the baseline, as qdrant_edge is
+
     before = rss_mib()
     t0 = time.perf_counter()
-    shard = qe.EdgeShard.load(spec["path"])
-    load_s = time.perf_counter() - t0
-    after_load = rss_mib()
-    timed(*edge_queries(shard), queries, qvecs)
+    if spec.get("engine") == "local":
+        client = QdrantClient(path=spec["path"])
+        load_s = time.perf_counter() - t0
+        after_load = rss_mib()
+        timed(*local_queries(client), queries, qvecs)
+    else:
+        shard = qe.EdgeShard.load(spec["path"])
+        load_s = time.perf_counter() - t0
+        after_load = rss_mib()
+        timed(*edge_queries(shard), queries, qvecs)
     return {"load_s": load_s, "before": before, "after_load": after_load, "after": rss_mib()}
+
+
+def report_rss(n: int, name: str, spec: dict[str, Any]) -> None:
+    r = run_worker(SCRIPT, spec)
+    print(
+        f"# {n:,} {name}: fresh process RSS {r['before']:.0f} MiB before load, "
+        f"{r['after_load']:.0f} after load ({r['load_s']:.2f} s), {r['after']:.0f} after "
+        f"{spec['queries']} dense + BM25 queries; {machine_line()[2:]}",
+        flush=True,
+    )
 
 
 def edge_rows(n: int, tmp: Path, data: tuple[Any, ...], args: argparse.Namespace) -> list[Any]:
@@ -203,13 +226,7 @@ def edge_rows(n: int, tmp: Path, data: tuple[Any, ...], args: argparse.Namespace
         f"{d.name} {disk_mib(d):.1f} MiB" for d in sorted(path.iterdir()) if d.is_dir()
     )
     print(f"# {n:,} edge on disk: {parts}", flush=True)
-    r = run_worker(SCRIPT, {"path": str(path), "queries": args.queries, "seed": args.seed})
-    print(
-        f"# {n:,} edge: fresh process RSS {r['before']:.0f} MiB before load, "
-        f"{r['after_load']:.0f} after load ({r['load_s']:.2f} s), {r['after']:.0f} after "
-        f"{args.queries} dense + BM25 queries; {machine_line()[2:]}",
-        flush=True,
-    )
+    report_rss(n, "edge", {"path": str(path), "queries": args.queries, "seed": args.seed})
     return rows
 
 
@@ -244,6 +261,8 @@ def main() -> None:
                     [n, "qdrant-client local", built, size, *timed(dense, bm25, queries, qvecs)]
                 )
                 client.close()
+                spec = {"engine": "local", "path": str(Path(tmp) / "local")}
+                report_rss(n, "local", spec | {"queries": args.queries, "seed": args.seed})
         print(f"# {n:,} done; {machine_line()[2:]}", flush=True)
     print_table(
         [
