@@ -25,15 +25,30 @@ class Exclude:
 
 
 @dataclass(frozen=True)
+class Only:
+    """What a visibility rule resolves to when it must fail closed: only these values pass.
+
+    A shared store (Qdrant) has no snapshot, so a document another process is committing can
+    be searchable before this process has read its owner; an exclusion list would let it
+    through, an allowlist does not."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ExcludeResolved:
     """An ``Exclude`` whose values are read from the very knowledge-base state a search runs
     on (``resolve(base)``), not from one read a moment earlier: a document committed between
-    the two (another user's upload) would otherwise slip past the filter."""
+    the two (another user's upload) would otherwise slip past the filter. ``resolve`` may
+    answer ``Only`` instead, which becomes an inclusion filter (a list of values)."""
 
-    resolve: Callable[[Any], Sequence[str]]
+    resolve: Callable[[Any], Sequence[str] | Only]
 
-    def against(self, base: Any) -> Exclude:
-        return Exclude(tuple(self.resolve(base)))
+    def against(self, base: Any) -> Exclude | list[str]:
+        found = self.resolve(base)
+        if isinstance(found, Only):
+            return list(found.values)
+        return Exclude(tuple(found))
 
 
 @dataclass(frozen=True)

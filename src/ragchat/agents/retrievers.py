@@ -19,12 +19,12 @@ from ragchat.llm.base import ChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
-from ragchat.types import DocumentLabel, ExcludeResolved, RetrievalResult
+from ragchat.types import DocumentLabel, ExcludeResolved, Only, RetrievalResult
 
 KBOpener = Callable[[str], SearchableKB]
 # (knowledge base, user id, the knowledge-base state being searched) → ids of documents that
 # user may not see there (other people's uploads).
-HiddenDocuments = Callable[[str, str, Any], Sequence[str]]
+HiddenDocuments = Callable[[str, str, Any], Sequence[str] | Only]
 # (knowledge base, user id) → doc id → that user's own name for a document whose recorded name
 # is someone else's upload of the same bytes.
 DocumentLabels = Callable[[str, str], Mapping[str, DocumentLabel]]

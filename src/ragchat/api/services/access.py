@@ -25,7 +25,7 @@ from ragchat.index.base import WritableKB
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import validate_name
 from ragchat.settings import Settings
-from ragchat.types import DocumentLabel
+from ragchat.types import DocumentLabel, Only
 
 from .kbs import KnowledgeBaseRegistry
 
@@ -98,9 +98,10 @@ class DocumentAccess:
     def __init__(self, uploads: Path, registry: KnowledgeBaseRegistry) -> None:
         self.uploads = uploads.resolve()
         self.registry = registry
-        # Per live KnowledgeBase instance: every write swaps in a new instance, so an entry can
-        # never be stale, and it goes away with the instance.
-        self._views: weakref.WeakKeyDictionary[WritableKB, list[DocumentView]] = (
+        # Per live KnowledgeBase instance and its version: an embedded write swaps in a new
+        # instance; a shared store's instance lives on while other processes write to it, so
+        # its entries are also keyed by the store's version (revision and count).
+        self._views: weakref.WeakKeyDictionary[WritableKB, tuple[object, list[DocumentView]]] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
@@ -119,10 +120,11 @@ class DocumentAccess:
         if base is None:
             with self.registry.reading(kb) as live:
                 return self.views(kb, live)
+        version = base.version() if self.registry.remote else None
         with self._lock:
             cached = self._views.get(base)
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] == version:
+            return cached[1]
         by_sha: defaultdict[str, list[str]] = defaultdict(list)
         for path, sha in base.store.files():
             by_sha[sha].append(path)
@@ -134,7 +136,7 @@ class DocumentAccess:
             recorded = self.owner_of_path(kb, row.source.partition("#")[0])
             views.append(DocumentView(row, owners, tuple(sources), each, recorded))
         with self._lock:
-            self._views[base] = views
+            self._views[base] = (version, views)
         return views
 
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
@@ -156,9 +158,14 @@ class DocumentAccess:
         the usual single-user case answers without reading the knowledge base)."""
         mine = user_folder(user_id)
         try:
-            return any(p.is_dir() and p.name != mine for p in (self.uploads / kb).iterdir())
+            if any(p.is_dir() and p.name != mine for p in (self.uploads / kb).iterdir()):
+                return True
         except (FileNotFoundError, NotADirectoryError):
-            return False
+            pass
+        # Another machine's uploads have no folder here: a shared store says who owns what.
+        return self.registry.remote and any(
+            o not in (None, mine) for v in self.views(kb) for o in v.owners
+        )
 
     def labels(self, kb: str, user_id: str) -> Mapping[str, DocumentLabel]:
         """Doc id → the user's own name for documents first uploaded by someone else."""
@@ -170,7 +177,7 @@ class DocumentAccess:
                 found[view.row.doc_id] = label
         return found
 
-    def hidden(self, kb: str, user_id: str, base: WritableKB | None = None) -> Sequence[str]:
+    def hidden(self, kb: str, user_id: str, base: WritableKB | None = None) -> Sequence[str] | Only:
         """Document ids of ``kb`` (of ``base``, the state being searched, when given) that
         ``user_id`` may not see: other people's uploads.
 
@@ -180,7 +187,8 @@ class DocumentAccess:
         if not self._others_uploaded(kb, user_id):
             return ()
         if self.registry.remote:
-            # A shared store's searched instance is long-lived and has no snapshot: read the
-            # registry's live instance, which every write replaces (and so refreshes the views).
-            base = None
+            # A shared store has no snapshot, and another process may be writing a document
+            # this one has not read yet (its chunks are searchable before its document row):
+            # fail closed, only what is known to be visible passes.
+            return Only(tuple(v.row.doc_id for v in self.views(kb) if v.visible_to(user_id)))
         return tuple(v.row.doc_id for v in self.views(kb, base) if not v.visible_to(user_id))
