@@ -220,6 +220,15 @@ def serve(
         Path | None,
         typer.Option("--config", help="Agents config file (TOML/YAML); default: the bundled one."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Server processes (default 1); more than one needs the settings in "
+            "docs/deployment.md (PostgreSQL recommended).",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Run the chat server and web page (ingests the sample knowledge bases on first start)."""
@@ -227,7 +236,7 @@ def serve(
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        run_server(settings, host=host, port=port, config_file=config)
+        run_server(settings, host=host, port=port, config_file=config, workers=workers)
 
 
 @app.command()

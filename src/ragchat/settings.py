@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -241,8 +243,6 @@ class ApiSettings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
-    # Server processes sharing the socket (``ragchat serve --workers``).
-    workers: int = Field(default=1, ge=1)
     # Browser origins allowed to call the API (CORS). Empty = closed: only same-origin pages.
     cors_origins: list[str] = []
     # Answer endpoints (/chat, /chat/stream, /query, conversation messages,
@@ -281,6 +281,13 @@ class ApiSettings(BaseModel):
     # Upload jobs running at once; one user runs one at a time and users take turns, so one
     # user's big upload never holds another user's small one (api/services/jobs.py).
     ingest_slots: int = Field(default=2, ge=1)
+    # Server processes (``ragchat serve --workers N``) sharing the port. Users, sessions and
+    # jobs live in the database, so any worker serves anyone; stream slots and the upload
+    # queue are per worker (docs/deployment.md, "Many workers on one machine").
+    workers: int = Field(default=1, ge=1, le=64)
+    # An unfinished upload job's lease: its worker renews it every third of this; with many
+    # workers, a job not renewed for this long (its worker was killed) is marked interrupted.
+    job_lease_s: float = Field(default=30.0, ge=1.0)
 
 
 class VectorStoreSettings(BaseModel):
@@ -351,3 +358,44 @@ class Settings(BaseSettings):
     def qdrant_path(self) -> Path:
         """The on-disk Qdrant of local mode (used when no ``vector_store.url`` is set)."""
         return self.vector_store.path or self.data_dir / "qdrant"
+
+
+# What ``ragchat serve --workers N`` hands its worker processes besides the environment they
+# inherit: the command line's choices, which ``Settings()`` alone would not see. No secret is
+# in it (those come from the environment or .env, read again by each worker).
+WORKER_OVERRIDES_ENV = "RAGCHAT_WORKER_OVERRIDES"
+
+
+def export_for_workers(settings: Settings) -> None:
+    """Puts the command line's choices (data directory, config file, host, port, workers) in
+    this process's environment, which the worker processes it spawns inherit."""
+    os.environ[WORKER_OVERRIDES_ENV] = json.dumps(
+        {
+            "data_dir": str(settings.data_dir),
+            "config_file": None if settings.config_file is None else str(settings.config_file),
+            "api": {
+                "host": settings.api.host,
+                "port": settings.api.port,
+                "workers": settings.api.workers,
+            },
+        }
+    )
+
+
+def settings_for_worker() -> Settings:
+    """In a server worker process: the settings its parent ran with (``export_for_workers``),
+    rebuilt from the inherited environment plus the command line's choices."""
+    settings = Settings()
+    raw = os.environ.get(WORKER_OVERRIDES_ENV)
+    if not raw:
+        return settings
+    given = json.loads(raw)
+    api = settings.api.model_copy(update=given.get("api", {}))
+    config_file = given.get("config_file")
+    return settings.model_copy(
+        update={
+            "data_dir": Path(given["data_dir"]),
+            "config_file": None if config_file is None else Path(config_file),
+            "api": ApiSettings.model_validate(api.model_dump()),
+        }
+    )

@@ -31,8 +31,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_cmd(data: Path, port: int) -> list[str]:
-    return [sys.executable, "-c", CLI, "serve", "--port", str(port), "--data-dir", str(data)]
+def serve_cmd(data: Path, port: int, *args: str) -> list[str]:
+    cmd = [sys.executable, "-c", CLI, "serve", "--port", str(port), "--data-dir", str(data)]
+    return [*cmd, *args]
 
 
 def serve_env(**extra: str) -> dict[str, str]:
@@ -48,12 +49,20 @@ def serve_env(**extra: str) -> dict[str, str]:
 
 
 class LiveServer:
-    def __init__(self, data: Path, log: Path, *, wait: bool = True, **env: str) -> None:
+    def __init__(
+        self,
+        data: Path,
+        log: Path,
+        *,
+        wait: bool = True,
+        args: tuple[str, ...] = (),
+        **env: str,
+    ) -> None:
         self.data, self.log, self.port = data, log, free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         with log.open("ab") as out:
             self.proc = subprocess.Popen(
-                serve_cmd(data, self.port),
+                serve_cmd(data, self.port, *args),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=serve_env(**env),

@@ -393,6 +393,37 @@ def test_unfinished_jobs_fail_with_the_message_and_finished_ones_stay(store: Sql
     assert store.fail_unfinished_jobs("again") == 0
 
 
+def test_jobs_whose_lease_ran_out_fail_and_heartbeats_keep_the_others(
+    store: SqlStore, clock: FakeClock
+) -> None:
+    store.ensure_user("alice")
+    lease = timedelta(seconds=30)
+    orphan = store.update_job(store.create_job("alice", "notes").id, status="running")
+    queued_orphan = store.create_job("alice", "notes", message="queued")
+    alive = store.update_job(store.create_job("alice", "notes").id, status="running")
+    done = store.update_job(store.create_job("alice", "notes").id, status="done", message="ok")
+    clock.advance(timedelta(seconds=20))
+    assert store.touch_jobs([alive.id, done.id, "missing"]) == 1  # finished jobs keep their time
+    assert store.expire_jobs(lease, "gone") == []  # nobody is past the lease yet
+    clock.advance(timedelta(seconds=15))
+
+    expired = store.expire_jobs(lease, "interrupted: gone", {"interrupted": True})
+
+    assert sorted(expired) == sorted([orphan.id, queued_orphan.id])
+    for job_id in expired:
+        row = store.get_job("alice", job_id)
+        assert (row.status, row.message, row.result) == (
+            "failed",
+            "interrupted: gone",
+            {"interrupted": True},
+        )
+    assert store.get_job("alice", alive.id).status == "running"
+    assert store.get_job("alice", done.id) == done
+    assert store.touch_jobs([]) == 0
+    clock.advance(timedelta(seconds=31))  # the survivor's owner stopped beating too
+    assert store.expire_jobs(lease, "gone") == [alive.id]
+
+
 def test_memories_per_user(store: SqlStore) -> None:
     store.ensure_user("alice")
     store.ensure_user("bob")

@@ -5,7 +5,8 @@ half-written become "interrupted", upload jobs left unfinished "failed"), the em
 configured knowledge bases' sources ingested (the bundled samples on a fresh data directory, a
 cheap hash check afterwards), the engine wired to the shared knowledge-base registry and the
 persistent memory, and a periodic cleaner of idle sessions. Tests inject any of these. The
-data directory's lock (``api/datadir.py``) is held from before start-up to after shutdown.
+data directory's lock (``api/datadir.py``) is held from before start-up to after shutdown (by
+the parent process instead, for a worker of ``serve --workers N``: ``api/workers.py``).
 
 Shutdown: the running upload job stops at its next safe point and is marked interrupted
 (nothing of it saved), queued ones too; then the engine and the stores close."""
@@ -17,7 +18,7 @@ import logging
 import re
 import threading
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +55,7 @@ from ragchat.api.services.access import DocumentAccess, uploads_dir
 from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
+from ragchat.api.services.leases import keep_leases
 from ragchat.api.state import AppState
 from ragchat.errors import ConfigError, IngestCancelled
 from ragchat.index.base import Embedder
@@ -84,6 +86,9 @@ class Injected:
     chat_model: ChatModel | None = None
     app_config: AppConfig | None = None
     bootstrap: bool | None = None
+    # One of ``serve --workers N``'s processes: the parent holds the data directory's lock and
+    # did the one-time start-up work (recovery, bootstrap ingestion); ``api/workers.py``.
+    worker: bool = False
 
 
 def _build_state(
@@ -105,7 +110,9 @@ def _build_state(
         from ragchat.index.crashpoints import arm
 
         arm(settings.crash_at)
-    store = given.store if given.store is not None else build_store(settings)
+    store = (
+        given.store if given.store is not None else build_store(settings, recover=not given.worker)
+    )
     engine = given.engine
     app_config = given.app_config or (
         engine.app_config if engine is not None else load_config(settings.config_file)
@@ -120,6 +127,7 @@ def _build_state(
     bootstrap = given.bootstrap
     if bootstrap is None:
         bootstrap = engine is None and settings.api.bootstrap_knowledge_bases
+    bootstrap = bootstrap and not given.worker
     if bootstrap:
         log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
         for kb in ensure_knowledge_bases(
@@ -159,7 +167,9 @@ def _build_state(
     state = AppState.build(
         settings, store, ThreadedEngine(engine), embedder, access, memory, signer
     )
-    if given.store is None:  # an injected store is its owner's to recover (and to close)
+    # An injected store is its owner's to recover (and to close); a worker's siblings are
+    # running jobs, and dead workers' jobs expire with their leases.
+    if given.store is None and not given.worker:
         state.documents.fail_interrupted_jobs()
     return state
 
@@ -207,21 +217,25 @@ def create_app(
     chat_model: ChatModel | None = None,
     app_config: AppConfig | None = None,
     bootstrap: bool | None = None,
+    worker: bool = False,
 ) -> FastAPI:
     """The application. ``bootstrap`` (ingest configured KB sources at start-up) defaults to
     ``settings.api.bootstrap_knowledge_bases`` when the engine is built here, off when one is
     injected. An injected store is its owner's: its unfinished upload jobs are left alone (it
-    may serve another app's) and it is not closed at shutdown."""
+    may serve another app's) and it is not closed at shutdown. ``worker``: one process of
+    ``ragchat serve --workers N`` (``api/workers.py``): no data-directory lock, no start-up
+    recovery nor bootstrap (the parent did them), upload-job leases kept."""
     settings = settings or Settings()
     api = settings.api
     if any(o.strip() == "*" for o in api.cors_origins):
         raise ConfigError("api.cors_origins must list explicit origins, not '*'")
-    given = Injected(engine, store, embedder, chat_model, app_config, bootstrap)
+    given = Injected(engine, store, embedder, chat_model, app_config, bootstrap, worker)
     stopping = threading.Event()  # set by ``cancel_ingestion``
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        with hold_data_dir(settings.data_dir):  # before anything in it is touched
+        # Before anything in it is touched; a worker's parent holds it for all of them.
+        with nullcontext() if worker else hold_data_dir(settings.data_dir):
             try:
                 state = await run_sync(_build_state, settings, given, stopping)
             except IngestCancelled:
@@ -235,6 +249,14 @@ def create_app(
             cleaner = asyncio.create_task(
                 state.sessions.run_periodically(api.session_cleanup_interval_s)
             )
+            leases = None
+            if worker:
+                leases = asyncio.create_task(
+                    keep_leases(state.documents, state.store, api.job_lease_s)
+                )
+                from ragchat.api.workers import cancel_on_signal
+
+                cancel_on_signal(app)
             log.info(
                 "ragchat %s ready (agents: %s)",
                 __version__,
@@ -248,6 +270,10 @@ def create_app(
                     prewarm.set()
                 with suppress(asyncio.CancelledError):
                     await cleaner
+                if leases is not None:
+                    leases.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await leases
                 # The running upload stops at its next safe point with nothing saved (a
                 # service manager kills a server that takes too long: a crash mid-write).
                 await run_sync(state.documents.shutdown)
@@ -262,7 +288,7 @@ def create_app(
     # Outermost: the real client address (behind a trusted proxy) for logs and rate limits.
     middleware = [
         Middleware(ProxyHeadersMiddleware, trusted_hosts=list(api.trusted_proxies)),
-        Middleware(RequestContextMiddleware),
+        Middleware(RequestContextMiddleware, worker=worker),
     ]
     if api.cors_origins:
         middleware.append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -38,10 +39,13 @@ SECURITY_HEADERS = {
 class RequestContextMiddleware:
     """Request id (X-Request-ID echoed or generated), start/end log lines with user, agent,
     latency and time to first byte, security headers (CSP on HTML), the Set-Cookie a new
-    anonymous identity asked for, and a generic 500 for anything unhandled."""
+    anonymous identity asked for, and a generic 500 for anything unhandled. ``worker``: also
+    say which server process answered (``X-Ragchat-Worker``, its pid), for ``serve --workers``
+    where several share the port."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, worker: bool = False) -> None:
         self.app = app
+        self.worker = str(os.getpid()) if worker else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,6 +78,8 @@ class RequestContextMiddleware:
                 ctx.ttfb_ms = ctx.elapsed_ms()
                 out = MutableHeaders(scope=message)
                 out["X-Request-ID"] = ctx.request_id
+                if self.worker is not None:
+                    out["X-Ragchat-Worker"] = self.worker
                 for name, value in SECURITY_HEADERS.items():
                     out.setdefault(name, value)
                 if out.get("content-type", "").startswith("text/html"):

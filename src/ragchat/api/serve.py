@@ -1,7 +1,8 @@
-"""``ragchat serve``: the API and web page under uvicorn (one worker: rate limits, stream
-slots and the knowledge-base registry live in process memory), holding the data directory's
-lock (one server per data directory). SIGTERM exits within seconds: open connections get 5 s
-to finish, a running upload stops at its next safe point."""
+"""``ragchat serve``: the API and web page under uvicorn, holding the data directory's lock
+(one server per data directory). SIGTERM exits within seconds: open connections get 5 s to
+finish, a running upload stops at its next safe point. One worker by default (rate limits,
+stream slots and the knowledge-base registry in process memory); ``--workers N`` runs N
+processes on the port, see ``api/workers.py``."""
 
 from __future__ import annotations
 
@@ -35,8 +36,10 @@ def serve(
     host: str | None = None,
     port: int | None = None,
     config_file: Path | None = None,
+    workers: int | None = None,
 ) -> None:
-    """Blocks until interrupted. ``host``/``port``/``config_file`` override the settings."""
+    """Blocks until interrupted. ``host``/``port``/``config_file``/``workers`` override the
+    settings."""
     from ragchat.api.app import cancel_ingestion, create_app
     from ragchat.api.datadir import hold_data_dir
     from ragchat.api.logging import configure_logging
@@ -44,11 +47,20 @@ def serve(
     updates: dict[str, object] = {}
     if config_file is not None:
         updates["config_file"] = Path(config_file)
-    api_updates = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    given = (("host", host), ("port", port), ("workers", workers))
+    api_updates = {k: v for k, v in given if v is not None}
     if api_updates:
         updates["api"] = settings.api.model_copy(update=api_updates)
     if updates:
         settings = settings.model_copy(update=updates)
+    if settings.api.workers > 1:
+        from ragchat.api.workers import check_many_workers, run_workers
+
+        check_many_workers(settings)  # before the lock: a refusal touches nothing
+        with hold_data_dir(settings.data_dir):
+            configure_logging(settings)
+            run_workers(settings, banner(settings.api.host, settings.api.port))
+        return
     with hold_data_dir(settings.data_dir):  # a second server fails here, touching nothing
         configure_logging(settings)
         app = create_app(settings)

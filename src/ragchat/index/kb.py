@@ -76,6 +76,9 @@ class KnowledgeBase:
         self.generation = generation  # the committed state read; None before the first commit
         self._work: Generation | None = None  # the working generation of a write in progress
         self._lock: gens.WriteLock | None = None
+        # A lock the caller took before opening (``held_lock``): every write of this instance
+        # happens under it, and the caller, not a commit, releases it.
+        self._held: gens.WriteLock | None = None
         self._dirty: set[str] = set()  # indexes changed since the last commit
         store.before_write = self._begin_write
         self._chunk_of = store.label_map()
@@ -92,7 +95,9 @@ class KnowledgeBase:
         *,
         dense_backend: str = "flat",
         chunking: Mapping[str, Any] | None = None,
+        lock: gens.WriteLock | None = None,
     ) -> KnowledgeBase:
+        """``lock``: the knowledge base's write lock, already held by the caller (``open``)."""
         path = Path(root) / validate_name(name)
         if gens.exists(path):
             raise IndexStateError(f"knowledge base {name!r} already exists")
@@ -106,8 +111,10 @@ class KnowledgeBase:
             created=now_iso(),
             updated=now_iso(),
         )
-        lock = gens.WriteLock(path)
-        lock.acquire(LOCK_TIMEOUT_S)
+        held = lock
+        if lock is None:
+            lock = gens.WriteLock(path)
+            lock.acquire(LOCK_TIMEOUT_S)
         try:
             if gens.exists(path):
                 raise IndexStateError(f"knowledge base {name!r} already exists")
@@ -117,7 +124,8 @@ class KnowledgeBase:
             work.dir.mkdir()
             store = ChunkStore(work.dir / "chunks.sqlite", create=True)
         except BaseException:
-            lock.release()
+            if held is None:
+                lock.release()
             raise
         kb = cls(
             path,
@@ -127,7 +135,7 @@ class KnowledgeBase:
             new_dense_index(dense_backend, embedder.dim),
             BM25Index(),
         )
-        kb._work, kb._lock, kb._dirty = work, lock, {"dense", "bm25"}
+        kb._work, kb._lock, kb._held, kb._dirty = work, lock, held, {"dense", "bm25"}
         try:
             kb.save()
         except BaseException:
@@ -137,16 +145,30 @@ class KnowledgeBase:
 
     @classmethod
     def open(
-        cls, root: Path, name: str, embedder: Embedder, *, strict_model: bool = True
+        cls,
+        root: Path,
+        name: str,
+        embedder: Embedder,
+        *,
+        strict_model: bool = True,
+        lock: gens.WriteLock | None = None,
     ) -> KnowledgeBase:
+        """``lock``: the knowledge base's write lock, already held by the caller, who releases
+        it: nobody can commit between this open and this instance's writes, so they build on
+        the latest commit (another process's included) instead of failing as a stale write."""
         path = Path(root) / validate_name(name)
-        gens.recover(path)
+        if lock is None:
+            gens.recover(path)
+        else:
+            gens.log_tidy(name, gens.tidy(path))
         for attempt in range(3):
             gen = gens.current(path)
             if gen is None:
                 raise KnowledgeBaseNotFound(f"no knowledge base named {name!r}")
             try:
-                return cls._load(path, gen, embedder, strict_model=strict_model)
+                kb = cls._load(path, gen, embedder, strict_model=strict_model)
+                kb._held = lock
+                return kb
             except IndexStateError:
                 # Two commits between reading CURRENT and loading: read the new one.
                 if attempt == 2 or gens.current(path) == gen:
@@ -196,7 +218,7 @@ class KnowledgeBase:
         cls, root: Path, name: str, embedder: Embedder, **kwargs: Any
     ) -> KnowledgeBase:
         if gens.exists(Path(root) / validate_name(name)):
-            return cls.open(root, name, embedder)
+            return cls.open(root, name, embedder, lock=kwargs.get("lock"))
         return cls.create(root, name, embedder, **kwargs)
 
     def close(self) -> None:
@@ -217,9 +239,9 @@ class KnowledgeBase:
             return True
 
     def _release(self) -> None:
-        if self._lock is not None:
+        if self._lock is not None and self._lock is not self._held:
             self._lock.release()
-            self._lock = None
+        self._lock = None
 
     @staticmethod
     def delete(root: Path, name: str) -> None:
@@ -251,8 +273,11 @@ class KnowledgeBase:
         """Forks the working generation at the first change (under the write lock)."""
         if self._work is not None:
             return
-        lock = gens.WriteLock(self.path)
-        lock.acquire(LOCK_TIMEOUT_S)
+        if self._held is not None and not self._held.held:
+            self._held = None  # its holder released it: an ordinary instance from now on
+        lock = self._held or gens.WriteLock(self.path)
+        if not lock.held:
+            lock.acquire(LOCK_TIMEOUT_S)
         try:
             cur = gens.current(self.path)
             if cur is None or cur != self.generation:
@@ -266,7 +291,8 @@ class KnowledgeBase:
             work.dir.mkdir()
             self.store.fork(work.dir / "chunks.sqlite")
         except BaseException:
-            lock.release()
+            if lock is not self._held:
+                lock.release()
             raise
         self._work, self._lock = work, lock
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ragchat.index.base import Embedder, WritableKB
-from ragchat.index.kb import KnowledgeBase
+from ragchat.index.generations import WriteLock
+from ragchat.index.kb import KnowledgeBase, validate_name
 from ragchat.index.kb_check import CheckReport
 from ragchat.settings import Settings
 
@@ -25,12 +26,16 @@ def open_kb(
     *,
     backend: Backend | None = None,
     strict_model: bool = True,
+    lock: WriteLock | None = None,
 ) -> WritableKB:
+    """``lock``: ``write_lock``'s, held by the caller for the instance's writes."""
     if _backend(settings, backend) == "qdrant":
         from ragchat.index.qdrant import QdrantKB
 
         return QdrantKB.open(settings, name, embedder, strict_model=strict_model)
-    return KnowledgeBase.open(settings.kb_root, name, embedder, strict_model=strict_model)
+    return KnowledgeBase.open(
+        settings.kb_root, name, embedder, strict_model=strict_model, lock=lock
+    )
 
 
 def create_kb(
@@ -40,6 +45,7 @@ def create_kb(
     *,
     backend: Backend | None = None,
     dense_backend: str = "flat",
+    lock: WriteLock | None = None,
 ) -> WritableKB:
     chunking = settings.chunking.model_dump()
     if _backend(settings, backend) == "qdrant":
@@ -47,7 +53,12 @@ def create_kb(
 
         return QdrantKB.create(settings, name, embedder, chunking=chunking)
     return KnowledgeBase.create(
-        settings.kb_root, name, embedder, dense_backend=dense_backend, chunking=chunking
+        settings.kb_root,
+        name,
+        embedder,
+        dense_backend=dense_backend,
+        chunking=chunking,
+        lock=lock,
     )
 
 
@@ -58,10 +69,26 @@ def open_or_create_kb(
     *,
     backend: Backend | None = None,
     dense_backend: str = "flat",
+    lock: WriteLock | None = None,
 ) -> WritableKB:
     if name in kb_names(settings, backend=backend):
-        return open_kb(settings, name, embedder, backend=backend)
-    return create_kb(settings, name, embedder, backend=backend, dense_backend=dense_backend)
+        return open_kb(settings, name, embedder, backend=backend, lock=lock)
+    return create_kb(
+        settings, name, embedder, backend=backend, dense_backend=dense_backend, lock=lock
+    )
+
+
+def write_lock(settings: Settings, name: str) -> WriteLock:
+    """The lock (not taken yet) every process writing knowledge base ``name`` on this data
+    directory takes: the generations' own lock for embedded files; for Qdrant, a lock file
+    under ``<data_dir>/locks`` (the server's workers share a machine, not Qdrant's state)."""
+    validate_name(name)
+    if _backend(settings, None) == "qdrant":
+        folder = settings.data_dir / "locks" / f"qdrant-{name}"
+    else:
+        folder = settings.kb_root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return WriteLock(folder)
 
 
 def kb_names(settings: Settings, *, backend: Backend | None = None) -> list[str]:

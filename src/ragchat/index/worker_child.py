@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -224,7 +227,22 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def die_with_parent(poll_s: float = 1.0) -> None:
+    """A server worker killed outright (kill -9, out of memory) cannot stop its job's child:
+    the child, in a session of its own, would parse and embed on for nobody. A watchdog
+    thread ends it and its parse sandbox (its process group) once the parent is gone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os.killpg(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
 if __name__ == "__main__":  # started by ``worker.ProcessIngester`` with its socket's fd
+    die_with_parent()
     _conn = Connection(int(sys.argv[1]))
     _spec, _job = _conn.recv()
     child_main(_conn, _spec, _job)

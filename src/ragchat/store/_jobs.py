@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -96,6 +97,43 @@ class JobsMixin(SqlCore):
                 .values(status="failed", message=message, updated_at=self._now())
             )
             return int(getattr(result, "rowcount", 0) or 0)
+
+    def touch_jobs(self, job_ids: Sequence[str]) -> int:
+        J = IngestionJobRecord
+        if not job_ids:
+            return 0
+        with self._tx() as s:
+            result = s.execute(
+                update(J)
+                .where(J.id.in_(list(job_ids)), J.status.in_(_UNFINISHED))
+                .values(updated_at=self._now())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def expire_jobs(
+        self, lease: timedelta, message: str, result: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        J = IngestionJobRecord
+        with self._tx() as s:
+            cutoff = self._now() - lease
+            found = list(
+                s.scalars(select(J.id).where(J.status.in_(_UNFINISHED), J.updated_at < cutoff))
+            )
+            expired = []
+            for job_id in found:  # one at a time: another worker may be expiring them too
+                done = s.execute(  # the cutoff again: a heartbeat meanwhile keeps its job
+                    update(J)
+                    .where(J.id == job_id, J.status.in_(_UNFINISHED), J.updated_at < cutoff)
+                    .values(
+                        status="failed",
+                        message=message,
+                        result=dict(result) if result is not None else None,
+                        updated_at=self._now(),
+                    )
+                )
+                if int(getattr(done, "rowcount", 0) or 0):
+                    expired.append(job_id)
+            return expired
 
     # -- long-term memory ----------------------------------------------------------------------
     def add_memory(

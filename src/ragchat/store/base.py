@@ -200,6 +200,19 @@ class JobRepository(Protocol):
         (their worker died with the previous process); returns how many."""
         ...
 
+    def touch_jobs(self, job_ids: Sequence[str]) -> int:
+        """The owner's heartbeat: renews the lease (``updated_at``) of those of ``job_ids``
+        still "queued" or "running"; returns how many."""
+        ...
+
+    def expire_jobs(
+        self, lease: timedelta, message: str, result: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Jobs still "queued" or "running" whose lease ran out (no heartbeat nor update for
+        ``lease``: the server worker that held them died) become "failed" with ``message`` and
+        ``result``; returns their ids. Run by every worker of a many-worker server."""
+        ...
+
 
 class MemoryRepository(Protocol):
     def add_memory(

@@ -30,9 +30,11 @@ def build_store(
     *,
     clock: Clock = utcnow,
     migrations: tuple[Migration, ...] = MIGRATIONS,
+    recover: bool = True,
 ) -> SqlStore:
     """Connects, migrates the schema and marks messages left "streaming" by a crash as
-    "interrupted". Raises ``StoreUnavailable`` when the database cannot be reached."""
+    "interrupted" (not with ``recover`` off: a worker of a many-worker server, whose siblings
+    are streaming). Raises ``StoreUnavailable`` when the database cannot be reached."""
     engine = create_store_engine(
         database_url(settings), connect_timeout_s=settings.database_connect_timeout_s
     )
@@ -43,7 +45,7 @@ def build_store(
         store = SqlStore(
             engine, session_ttl=timedelta(minutes=settings.session_ttl_minutes), clock=clock
         )
-        recovered = store.recover_interrupted()
+        recovered = store.recover_interrupted() if recover else 0
     except BaseException:
         engine.dispose()
         raise

@@ -237,13 +237,20 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         idle = or_(C.last_activity_at < now - ttl, C.expires_at <= now)
         with self._tx() as s:
             ids = list(s.scalars(select(C.id).where(C.status == "active", idle).order_by(C.id)))
-            if ids:
-                s.execute(
-                    update(C)
-                    .where(C.id.in_(ids), C.status == "active")
-                    .values(status="closed", updated_at=now)
+            # One row at a time, keeping those this call closed: another server worker's
+            # cleaner may close the same ones at once, and each conversation must be indexed
+            # into long-term memory by one of them only.
+            return [
+                cid
+                for cid in ids
+                if _changed(
+                    s.execute(
+                        update(C)
+                        .where(C.id == cid, C.status == "active")
+                        .values(status="closed", updated_at=now)
+                    )
                 )
-            return ids
+            ]
 
     def conversation_owners(self, conversation_ids: Sequence[str]) -> dict[str, str]:
         C = ConversationRecord
@@ -272,3 +279,7 @@ def _owned(s: Session, user_id: str, conversation_id: str) -> ConversationRecord
     if record is None or record.user_id != user_id:
         raise NotFound("conversation not found")
     return record
+
+
+def _changed(result: object) -> bool:
+    return int(getattr(result, "rowcount", 0) or 0) > 0

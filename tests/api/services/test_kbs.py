@@ -3,6 +3,7 @@ chunk listing for the title signal, stored vectors for feedback — and follows 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,8 +11,10 @@ import numpy as np
 import pytest
 
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
+from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index.base import KeepsVectors, ListsChildren
 from ragchat.index.fake import HashingEmbedder
+from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.fields import title_index
 from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
@@ -72,3 +75,101 @@ def test_the_title_signal_works_through_the_proxy(registry: KnowledgeBaseRegistr
     )
     result = retriever.retrieve("anaemia")
     assert result.hits[0].chunk.chunk_id == "a:c0" and result.hits[0].scores["title"] > 0
+
+
+@pytest.fixture
+def two_workers(tmp_path: Path) -> Iterator[tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry]]:
+    """Two registries over one data directory: what two server workers hold."""
+    settings = Settings(data_dir=tmp_path)
+    first, second = (
+        KnowledgeBaseRegistry(settings.kb_root, HashingEmbedder(), settings=settings)
+        for _ in range(2)
+    )
+    with first.writing("demo", create=True) as kb:
+        kb.add_chunks([_doc("a", "Anaemia", "low iron and tiredness")])
+    yield first, second
+    first.close()
+    second.close()
+
+
+def test_a_commit_by_another_worker_is_seen_by_the_next_read(
+    two_workers: tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = two_workers
+    shared = second.open("demo")
+    assert shared.child_count() == 1
+    before = shared.version()
+    with first.writing("demo") as kb:
+        kb.add_chunks([_doc("b", "Asthma", "wheeze and breathlessness")])
+    assert shared.child_count() == 1  # checked at most once per STALE_CHECK_S
+    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    assert shared.child_count() == 2
+    assert shared.version() != before  # caches keyed on the version are rebuilt
+    assert [c.chunk_id for c in shared.get_chunks(["b:c0"])] == ["b:c0"]
+
+
+def test_a_write_waits_for_another_workers_write_and_builds_on_it(
+    two_workers: tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = two_workers
+    with second.reading("demo"):
+        pass  # the second worker has an instance opened before the first one's write
+    waited = threading.Event()
+    entered = threading.Event()
+
+    def second_write() -> None:
+        with second.writing("demo", on_wait=waited.set) as kb:
+            entered.set()
+            kb.add_chunks([_doc("c", "Croup", "barking cough")])
+
+    with first.writing("demo") as kb:
+        kb.add_chunks([_doc("b", "Asthma", "wheeze")])
+        thread = threading.Thread(target=second_write)
+        thread.start()
+        assert waited.wait(10)  # it says it waits, and does
+        assert not entered.is_set()
+    thread.join(30)
+    assert entered.is_set()
+    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    for registry in (first, second):
+        with registry.reading("demo") as live:
+            got = live.get_chunks(["a:c0", "b:c0", "c:c0"])
+        assert [c.chunk_id for c in got] == ["a:c0", "b:c0", "c:c0"]
+
+
+def test_a_write_waiting_for_the_lock_stops_when_cancelled_or_after_its_timeout(
+    two_workers: tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry],
+) -> None:
+    first, second = two_workers
+    cancel = threading.Event()
+    with first.writing("demo"):
+        cancel.set()
+        with pytest.raises(IngestCancelled), second.writing("demo", cancel=cancel):
+            pass
+        # A request's bounded wait, on the lock file and on this registry's own writer lock.
+        with (
+            pytest.raises(IndexStateError, match="being written"),
+            second.writing("demo", timeout_s=0.2),
+        ):
+            pass
+        with (
+            pytest.raises(IndexStateError, match="being written"),
+            first.writing("demo", timeout_s=0.2),
+        ):
+            pass
+
+
+def test_a_knowledge_base_deleted_by_another_worker_is_gone_at_the_next_read(
+    two_workers: tuple[KnowledgeBaseRegistry, KnowledgeBaseRegistry],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = two_workers
+    with second.reading("demo") as kb:
+        assert kb.child_count() == 1
+    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    KnowledgeBase.delete(first.root, "demo")
+    assert second.vector_count("demo") is None
+    with pytest.raises(KnowledgeBaseNotFound), second.reading("demo"):
+        pass

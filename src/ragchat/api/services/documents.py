@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from ragchat.api.errors import ApiError
 from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
 from ragchat.index.ingestion import UploadCaps, file_key
-from ragchat.index.kb import validate_name
+from ragchat.index.kb import LOCK_TIMEOUT_S, validate_name
 from ragchat.index.worker import Ingester, InProcessIngester, JobInput
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
@@ -176,11 +176,17 @@ class DocumentService:
         died or restarted mid-job and nothing will ever finish it; without this the page's
         progress would never end. Safe because one server process owns its data directory
         (``ragchat serve`` holds its lock, ``api/datadir.py``): no live worker holds any of
-        these jobs."""
+        these jobs. A worker of ``serve --workers N`` never calls this (its siblings' jobs are
+        alive): its parent does, once, and dead workers' jobs expire (``leases.py``)."""
         failed = self.store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
         if failed:
             log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
         return failed
+
+    def unfinished(self) -> list[str]:
+        """Ids of this process's queued and running jobs (their leases: ``leases.py``)."""
+        with self._jobs_lock:
+            return list(self._unfinished)
 
     def cancel(self) -> None:
         """The server is stopping: the running job stops at its next safe point (between
@@ -232,7 +238,9 @@ class DocumentService:
                 self.ingester.session(
                     paths, Chunker(self.settings.chunking), progress=progress, job=job
                 ) as ingest,
-                self.registry.writing(kb, create=True) as target,
+                self.registry.writing(
+                    kb, create=True, on_wait=progress.waiting(kb), cancel=self._cancel
+                ) as target,
             ):
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
                 report = ingest(target)
@@ -346,7 +354,8 @@ class DocumentService:
         mine = user_folder(user_id)
         own = [p for p in view.sources if self.access.owner_of_path(kb, p) == mine]
         rest = [p for p in view.sources if p not in own]
-        with self.registry.writing(kb) as target:
+        # A request does not wait out another upload's save for long: it says try again.
+        with self.registry.writing(kb, timeout_s=LOCK_TIMEOUT_S) as target:
             if rest:
                 if view.row.file_path in own:
                     target.store.set_document_file(doc_id, rest[0])
@@ -369,6 +378,17 @@ class _JobProgress:
         self.cancel = cancel
         self._last = 0.0
         self._lock = threading.Lock()
+
+    def waiting(self, kb: str) -> Callable[[], None]:
+        """What the job says while another upload (in any server worker) writes ``kb``."""
+
+        def say() -> None:
+            self.store.update_job(
+                self.job_id,
+                message=f"waiting for another upload to knowledge base {kb} to finish",
+            )
+
+        return say
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.cancel.is_set():

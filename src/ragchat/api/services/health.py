@@ -14,6 +14,7 @@ offline default."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,8 @@ class HealthService:
             },
             "knowledge_bases": kbs,
             "agents": sorted(self.engine.agents),
+            # Which server process answered (``serve --workers N`` runs several on one port).
+            "worker_pid": os.getpid(),
         }
 
     def _store(self) -> Component:

@@ -1,26 +1,37 @@
 """One live ``KnowledgeBase`` per name, shared by the engine's retrievers and the document
 endpoints, so an upload is searchable as soon as its job finishes.
 
-Writes (ingestion, deletion) go to a private instance opened for the job; when the write
-succeeds it replaces the live one under the lock. Searches never see half-written indexes and
-are only blocked for the instant of the swap, not for the seconds an ingestion embeds."""
+Writes (ingestion, deletion) go to a private instance opened for the job once the knowledge
+base's cross-process write lock is held (so it builds on the latest commit, another server
+worker's or ``ragchat ingest``'s included); when the write succeeds it replaces the live one
+under the lock. Searches never see half-written indexes and are only blocked for the instant of
+the swap, not for the seconds an ingestion embeds.
+
+Another process's commit (a second server worker, the CLI) is picked up by the next read: a
+live instance is checked against ``CURRENT`` at most once per ``STALE_CHECK_S`` and reopened
+when it is stale."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index import stores
 from ragchat.index.base import Embedder, Matrix, SearchableKB, Vector, WritableKB
-from ragchat.index.kb import KnowledgeBase
+from ragchat.index.generations import WriteLock
+from ragchat.index.kb import KnowledgeBase, validate_name
 from ragchat.settings import Settings
 from ragchat.types import Chunk
 
 log = logging.getLogger(__name__)
+
+STALE_CHECK_S = 1.0  # how often a live instance is compared with the committed state
 
 
 class KnowledgeBaseRegistry:
@@ -42,6 +53,7 @@ class KnowledgeBaseRegistry:
         self._live: dict[str, WritableKB] = {}
         self._lock = threading.RLock()  # guards _live; held by every read and by the swap
         self._writers: dict[str, threading.Lock] = {}
+        self._checked: dict[str, float] = {}  # name -> monotonic time of the last stale check
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -49,16 +61,18 @@ class KnowledgeBaseRegistry:
         """True when the store is shared (Qdrant): any instance reads the current state."""
         return self.settings is not None and self.settings.vector_store.backend == "qdrant"
 
-    def _open(self, name: str, *, create: bool = False) -> WritableKB:
+    def _open(
+        self, name: str, *, create: bool = False, lock: WriteLock | None = None
+    ) -> WritableKB:
         if self.settings is None:
             if create:
                 return KnowledgeBase.open_or_create(
-                    self.root, name, self.embedder, chunking=self.chunking
+                    self.root, name, self.embedder, chunking=self.chunking, lock=lock
                 )
-            return KnowledgeBase.open(self.root, name, self.embedder)
+            return KnowledgeBase.open(self.root, name, self.embedder, lock=lock)
         if create:
-            return stores.open_or_create_kb(self.settings, name, self.embedder)
-        return stores.open_kb(self.settings, name, self.embedder)
+            return stores.open_or_create_kb(self.settings, name, self.embedder, lock=lock)
+        return stores.open_kb(self.settings, name, self.embedder, lock=lock)
 
     def open(self, name: str) -> SearchableKB:
         """The engine's ``kb_opener``: a proxy that always reads the current instance (a
@@ -71,11 +85,46 @@ class KnowledgeBaseRegistry:
 
     @contextmanager
     def reading(self, name: str) -> Iterator[WritableKB]:
+        self._refresh(name)
         with self._lock:
             kb = self._live.get(name)
             if kb is None:
                 kb = self._live[name] = self._open(name)
+                self._checked[name] = time.monotonic()
             yield kb
+
+    def _refresh(self, name: str) -> None:
+        """Reopens the live instance when another process committed since it was opened (a
+        stat and a small read of ``CURRENT``, at most once per ``STALE_CHECK_S``; a shared
+        store is never stale). The new one loads outside the lock: searches go on meanwhile
+        on the old one, then the two are swapped."""
+        with self._lock:
+            kb = self._live.get(name)
+            stale = getattr(kb, "stale", None)
+            now = time.monotonic()
+            if kb is None or stale is None or now - self._checked.get(name, 0.0) < STALE_CHECK_S:
+                return
+            self._checked[name] = now
+            if not stale():
+                return
+        try:
+            fresh = self._open(name)
+        except KnowledgeBaseNotFound:  # deleted by another process
+            with self._lock:
+                if self._live.get(name) is kb:
+                    del self._live[name]
+                    kb.close()
+            raise
+        except Exception:  # searches go on with what was read; retried at the next check
+            log.exception("knowledge base %s changed in another process: reopening failed", name)
+            return
+        with self._lock:
+            if self._live.get(name) is not kb:  # another thread swapped first
+                fresh.close()
+                return
+            self._live[name] = fresh
+            kb.close()
+        log.info("knowledge base %s changed in another process: reopened", name)
 
     def names(self) -> list[str]:
         if self.settings is None:
@@ -101,10 +150,12 @@ class KnowledgeBaseRegistry:
             return [f"check failed ({type(exc).__name__})"]
 
     def vector_count(self, name: str) -> int | None:
-        """Live count when the KB is loaded, else None (the manifest has it)."""
+        """Live count when the KB is loaded and current, else None (the manifest has it)."""
         with self._lock:
             kb = self._live.get(name)
-            return kb.child_count() if kb is not None else None
+            if kb is None or bool(getattr(kb, "stale", lambda: False)()):
+                return None
+            return kb.child_count()
 
     # -- writing -----------------------------------------------------------------------------
     def _delete(self, name: str) -> None:
@@ -117,32 +168,78 @@ class KnowledgeBaseRegistry:
         with self._lock:
             return self._writers.setdefault(name, threading.Lock())
 
+    def _write_lock(self, name: str) -> WriteLock:
+        if self.settings is not None:
+            return stores.write_lock(self.settings, name)
+        folder = self.root / validate_name(name)
+        folder.mkdir(parents=True, exist_ok=True)
+        return WriteLock(folder)
+
     @contextmanager
-    def writing(self, name: str, *, create: bool = False) -> Iterator[WritableKB]:
-        """A private instance to modify (one writer per KB at a time); it becomes the live one
-        when the block exits without error, and is discarded otherwise. A knowledge base
-        created here that ends the block without a document is deleted again."""
-        with self._writer_lock(name):
-            created = create and name not in self.names()
-            kb = self._open(name, create=create)
+    def writing(
+        self,
+        name: str,
+        *,
+        create: bool = False,
+        on_wait: Callable[[], None] | None = None,
+        cancel: threading.Event | None = None,
+        timeout_s: float | None = None,
+    ) -> Iterator[WritableKB]:
+        """A private instance to modify; it becomes the live one when the block exits without
+        error, and is discarded otherwise. A knowledge base created here that ends the block
+        without a document is deleted again.
+
+        One writer per knowledge base at a time, across threads and processes: the instance is
+        opened once the write lock is held, so it starts from the latest commit whoever made
+        it. While another writer holds the lock this waits (``on_wait`` is called once, a set
+        ``cancel`` stops the wait with ``IngestCancelled``, and after ``timeout_s`` it gives up
+        with ``IndexStateError``; None waits as long as it takes)."""
+        thread_lock = self._writer_lock(name)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        if not thread_lock.acquire(blocking=False):
+            if on_wait is not None:
+                on_wait()
+            while not thread_lock.acquire(timeout=0.2):
+                if cancel is not None and cancel.is_set():
+                    raise IngestCancelled("stopped while waiting for the knowledge base")
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise IndexStateError(
+                        f"knowledge base {name!r} is being written by another ingestion; "
+                        "try again when it has finished"
+                    )
+        try:
+            lock = self._write_lock(name)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            lock.acquire(left, cancel=cancel, on_wait=on_wait)
             try:
-                yield kb
-            except BaseException:
-                kb.close()
-                if created:  # a failed first ingest leaves no empty knowledge base behind
-                    self._delete(name)
-                raise
-            if created and kb.child_count() == 0:
-                kb.close()
+                yield from self._write_locked(name, create, lock)
+            finally:
+                lock.release()
+        finally:
+            thread_lock.release()
+
+    def _write_locked(self, name: str, create: bool, lock: WriteLock) -> Iterator[WritableKB]:
+        created = create and name not in self.names()
+        kb = self._open(name, create=create, lock=lock)
+        try:
+            yield kb
+        except BaseException:
+            kb.close()
+            if created:  # a failed first ingest leaves no empty knowledge base behind
                 self._delete(name)
-                log.info("knowledge base %s not created: nothing was ingested into it", name)
-                return
-            with self._lock:
-                old = self._live.get(name)
-                self._live[name] = kb
-                if old is not None:
-                    old.close()
-            log.info("knowledge base %s reloaded (%d vectors)", name, kb.child_count())
+            raise
+        if created and kb.child_count() == 0:
+            kb.close()
+            self._delete(name)
+            log.info("knowledge base %s not created: nothing was ingested into it", name)
+            return
+        with self._lock:
+            old = self._live.get(name)
+            self._live[name] = kb
+            self._checked[name] = time.monotonic()
+            if old is not None:
+                old.close()
+        log.info("knowledge base %s reloaded (%d vectors)", name, kb.child_count())
 
     def close(self) -> None:
         with self._lock:
