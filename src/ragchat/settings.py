@@ -285,9 +285,19 @@ class ApiSettings(BaseModel):
     # jobs live in the database, so any worker serves anyone; stream slots and the upload
     # queue are per worker (docs/deployment.md, "Many workers on one machine").
     workers: int = Field(default=1, ge=1, le=64)
-    # An unfinished upload job's lease: its worker renews it every third of this; with many
-    # workers, a job not renewed for this long (its worker was killed) is marked interrupted.
-    job_lease_s: float = Field(default=30.0, ge=1.0)
+    # The lease of an unfinished upload job or a reply being answered: its process renews it
+    # every third of this; with leases kept (many workers, or recovery="expired"), one not
+    # renewed for this long (its process was killed) is marked interrupted.
+    lease_s: float = Field(default=30.0, ge=1.0)
+    # What start-up recovers: "all" = every unfinished reply and upload job (one server per
+    # database: they were left by its own crash); "expired" = only those whose lease ran out,
+    # for several machines sharing one PostgreSQL (a restart must not end the others' work).
+    recovery: Literal["all", "expired"] = "all"
+
+    @property
+    def keeps_leases(self) -> bool:
+        """Whether this server renews its leases and expires dead ones while it runs."""
+        return self.workers > 1 or self.recovery == "expired"
 
 
 class VectorStoreSettings(BaseModel):

@@ -59,7 +59,7 @@ def server(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         folder / "server.log",
         args=("--workers", "2"),
         RAGCHAT_DATABASE_URL=database,
-        RAGCHAT_API__JOB_LEASE_S="3",
+        RAGCHAT_API__LEASE_S="3",
         RAGCHAT_INGEST__PARSE_TIMEOUT_S="30",
     )
     yield live

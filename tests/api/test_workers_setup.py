@@ -82,7 +82,7 @@ def test_qdrant_local_mode_is_refused_before_anything_is_touched(tmp_path: Path)
 def test_a_worker_starts_beside_the_lock_and_expires_only_dead_jobs(tmp_path: Path) -> None:
     settings = Settings(
         data_dir=tmp_path / "data",
-        api=ApiSettings(workers=2, job_lease_s=1.0, ingest_runner="thread"),
+        api=ApiSettings(workers=2, lease_s=1.0, ingest_runner="thread"),
     )
     settings.data_dir.mkdir()
     store = build_store(settings)

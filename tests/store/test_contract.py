@@ -15,7 +15,7 @@ from ragchat.errors import Conflict, NotFound, StoreUnavailable
 from ragchat.store import SqlStore, _messages
 from ragchat.store._messages import MessagesMixin
 from ragchat.store.models import ApiKeyRecord, MemoryRecord, MessageRecord
-from ragchat.store.rows import ConversationChanges
+from ragchat.store.rows import ConversationChanges, MessageRow
 from ragchat.types import Citation, HistoryMessage
 
 from .conftest import FakeClock, StoreFactory
@@ -422,6 +422,36 @@ def test_jobs_whose_lease_ran_out_fail_and_heartbeats_keep_the_others(
     assert store.touch_jobs([]) == 0
     clock.advance(timedelta(seconds=31))  # the survivor's owner stopped beating too
     assert store.expire_jobs(lease, "gone") == [alive.id]
+
+
+def test_replies_whose_lease_ran_out_are_interrupted_and_renewed_ones_kept(
+    store: SqlStore, clock: FakeClock
+) -> None:
+    store.ensure_user("alice")
+    lease = timedelta(seconds=30)
+    _, _, orphan = store.start_conversation("alice", "first question")
+    _, _, alive = store.start_conversation("alice", "second question")
+    _, _, answered = store.start_conversation("alice", "third question")
+    store.finish_assistant_message(answered.id, "the answer", [], {})
+    clock.advance(timedelta(seconds=20))
+    assert store.touch_messages([alive.id, answered.id, "missing"]) == 1  # finished: untouched
+    assert store.expire_streaming(lease) == 0
+    clock.advance(timedelta(seconds=15))
+
+    assert store.expire_streaming(lease) == 1
+
+    def status(reply: MessageRow) -> str:
+        rows = store.list_messages("alice", reply.conversation_id)
+        return next(m.status for m in rows if m.id == reply.id)
+
+    assert (status(orphan), status(alive), status(answered)) == (
+        "interrupted",
+        "streaming",
+        "complete",
+    )
+    assert store.touch_messages([]) == 0
+    clock.advance(timedelta(seconds=31))  # the survivor's server stopped renewing too
+    assert store.expire_streaming(lease) == 1 and status(alive) == "interrupted"
 
 
 def test_memories_per_user(store: SqlStore) -> None:

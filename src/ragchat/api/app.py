@@ -250,10 +250,11 @@ def create_app(
                 state.sessions.run_periodically(api.session_cleanup_interval_s)
             )
             leases = None
-            if worker:
+            if worker or api.keeps_leases:
                 leases = asyncio.create_task(
-                    keep_leases(state.documents, state.store, api.job_lease_s)
+                    keep_leases(state.documents, state.store, api.lease_s, state.chat)
                 )
+            if worker:
                 from ragchat.api.workers import cancel_on_signal
 
                 cancel_on_signal(app)

@@ -96,7 +96,7 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.config import load_config
     from ragchat.api.app import _stop_when, create_app
-    from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
+    from ragchat.api.services.documents import recover_jobs
     from ragchat.api.services.identity import cookie_secret
     from ragchat.runtime import prepare_runtime
     from ragchat.store import build_store
@@ -105,11 +105,9 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
     prepare_runtime(settings)
     store = build_store(settings)  # migrations; replies a crash left streaming: interrupted
     try:
-        failed = store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
+        recover_jobs(store, settings.api)
     finally:
         store.close()
-    if failed:
-        log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
     cookie_secret(settings)  # created once, read by every worker
     app_config = load_config(settings.config_file)
     if not settings.api.bootstrap_knowledge_bases:

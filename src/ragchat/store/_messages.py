@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import exc as sa_exc
@@ -70,6 +70,29 @@ class MessagesMixin(SqlCore):
                 update(MessageRecord)
                 .where(MessageRecord.status == "streaming")
                 .values(status="interrupted", updated_at=self._now())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def touch_messages(self, message_ids: Sequence[str]) -> int:
+        if not message_ids:
+            return 0
+        with self._tx() as s:
+            result = s.execute(
+                update(MessageRecord)
+                .where(MessageRecord.id.in_(list(message_ids)))
+                .where(MessageRecord.status == "streaming")
+                .values(updated_at=self._now())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def expire_streaming(self, lease: timedelta) -> int:
+        with self._tx() as s:
+            now = self._now()
+            result = s.execute(
+                update(MessageRecord)
+                .where(MessageRecord.status == "streaming")
+                .where(MessageRecord.updated_at < now - lease)
+                .values(status="interrupted", updated_at=now)
             )
             return int(getattr(result, "rowcount", 0) or 0)
 

@@ -153,6 +153,16 @@ class MessageRepository(Protocol):
         """At startup: every message still "streaming" becomes "interrupted"; returns how many."""
         ...
 
+    def touch_messages(self, message_ids: Sequence[str]) -> int:
+        """The answering worker's heartbeat: renews the lease (``updated_at``) of those of
+        ``message_ids`` still "streaming"; returns how many."""
+        ...
+
+    def expire_streaming(self, lease: timedelta) -> int:
+        """Replies still "streaming" whose lease ran out (not renewed for ``lease``: the worker
+        answering them died) become "interrupted"; returns how many."""
+        ...
+
     def list_messages(
         self,
         user_id: str,

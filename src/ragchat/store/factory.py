@@ -34,7 +34,8 @@ def build_store(
 ) -> SqlStore:
     """Connects, migrates the schema and marks messages left "streaming" by a crash as
     "interrupted" (not with ``recover`` off: a worker of a many-worker server, whose siblings
-    are streaming). Raises ``StoreUnavailable`` when the database cannot be reached."""
+    are streaming; only those whose lease ran out with ``api.recovery = "expired"``). Raises
+    ``StoreUnavailable`` when the database cannot be reached."""
     engine = create_store_engine(
         database_url(settings), connect_timeout_s=settings.database_connect_timeout_s
     )
@@ -45,7 +46,11 @@ def build_store(
         store = SqlStore(
             engine, session_ttl=timedelta(minutes=settings.session_ttl_minutes), clock=clock
         )
-        recovered = store.recover_interrupted() if recover else 0
+        recovered = 0
+        if recover and settings.api.recovery == "expired":  # the others' replies are alive
+            recovered = store.expire_streaming(timedelta(seconds=settings.api.lease_s))
+        elif recover:
+            recovered = store.recover_interrupted()
     except BaseException:
         engine.dispose()
         raise

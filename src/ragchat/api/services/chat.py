@@ -12,6 +12,7 @@ process killed mid-turn leaves the reply "streaming", which the next start marks
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
@@ -71,6 +72,18 @@ class ChatService:
         self.settings = settings
         self.store = store
         self.engine = engine
+        # Replies this process is answering: their leases are renewed (``leases.py``) so that
+        # other servers on the database know a "streaming" row here is alive.
+        self._in_flight: set[str] = set()
+        self._in_flight_lock = threading.Lock()
+
+    def in_flight(self) -> list[str]:
+        with self._in_flight_lock:
+            return list(self._in_flight)
+
+    def _settled(self, turn: PreparedTurn) -> None:
+        with self._in_flight_lock:
+            self._in_flight.discard(turn.reply_message.id)
 
     # -- preparing a turn ----------------------------------------------------------------------
     def check(self, message: str, agent: str | None) -> str:
@@ -102,6 +115,8 @@ class ChatService:
             conv = self.store.get_conversation(user_id, conversation_id)
             history = self.store.recent_history(conv.id, self.settings.history_turns)
             user_message, reply_message = self.store.begin_turn(conv.id, text)
+        with self._in_flight_lock:
+            self._in_flight.add(reply_message.id)
         crashpoint("chat.user_message_stored")
         state = ConversationState(
             conversation_id=conv.id,
@@ -162,14 +177,17 @@ class ChatService:
             crisis=result.metadata.conversation_crisis and not conversation.crisis,
         )
         crashpoint("chat.before_reply_stored")
-        row = self.store.finish_assistant_message(
-            turn.reply_message.id,
-            result.reply,
-            citations,
-            metadata,
-            agent=result.agent,
-            changes=changes,
-        )
+        try:
+            row = self.store.finish_assistant_message(
+                turn.reply_message.id,
+                result.reply,
+                citations,
+                metadata,
+                agent=result.agent,
+                changes=changes,
+            )
+        finally:
+            self._settled(turn)
         crashpoint("chat.reply_stored")
         return TurnOutcome(result, row, citations)
 
@@ -180,12 +198,16 @@ class ChatService:
             )
         except Exception:
             log.exception("could not record the failed turn")
+        finally:
+            self._settled(turn)
 
     def _store_interrupted(self, turn: PreparedTurn, text: str, agent: str | None) -> None:
         try:
             self.store.mark_interrupted(turn.reply_message.id, text, agent)
         except Exception:
             log.exception("could not record the interrupted turn")
+        finally:
+            self._settled(turn)
 
     # -- running -------------------------------------------------------------------------------
     async def run(self, turn: PreparedTurn) -> TurnOutcome:

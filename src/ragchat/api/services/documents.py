@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from ragchat.index.worker import Ingester, InProcessIngester, JobInput
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 from ragchat.ingest.sandbox import ParseLimits, ParseWorker
-from ragchat.settings import Settings
+from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
@@ -66,6 +67,25 @@ def check_suffixes(filenames: Sequence[str]) -> None:
             "unsupported_file_type",
             f"Unsupported file type {', '.join(bad)}; supported: {' '.join(SUPPORTED_SUFFIXES)}.",
         )
+
+
+def recover_jobs(store: Store, api: ApiSettings) -> int:
+    """Start-up recovery of upload jobs. ``api.recovery == "all"``: every unfinished job, safe
+    because one server process owns its data directory (``api/datadir.py``) and its database
+    (a worker of ``serve --workers N`` never calls this: its parent does, once, before the
+    workers start). ``"expired"`` (several servers share the database): only the jobs whose
+    lease ran out (``leases.py``); the others are alive on another machine."""
+    if api.recovery == "expired":
+        failed = len(
+            store.expire_jobs(
+                timedelta(seconds=api.lease_s), INTERRUPTED_JOB_MESSAGE, {"interrupted": True}
+            )
+        )
+    else:
+        failed = store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
+    if failed:
+        log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
+    return failed
 
 
 class DocumentService:
@@ -170,18 +190,10 @@ class DocumentService:
         return job
 
     def fail_interrupted_jobs(self) -> int:
-        """At start-up, before any upload: fails every job still "queued" or "running".
-
-        Jobs run on this process's in-memory executor, so such a row was left by a process that
-        died or restarted mid-job and nothing will ever finish it; without this the page's
-        progress would never end. Safe because one server process owns its data directory
-        (``ragchat serve`` holds its lock, ``api/datadir.py``): no live worker holds any of
-        these jobs. A worker of ``serve --workers N`` never calls this (its siblings' jobs are
-        alive): its parent does, once, and dead workers' jobs expire (``leases.py``)."""
-        failed = self.store.fail_unfinished_jobs(INTERRUPTED_JOB_MESSAGE)
-        if failed:
-            log.warning("marked %d upload job(s) interrupted by a restart as failed", failed)
-        return failed
+        """At start-up, before any upload: fails the jobs left "queued" or "running" by a
+        process that died or restarted mid-job (nothing will ever finish them; without this the
+        page's progress would never end): ``recover_jobs``."""
+        return recover_jobs(self.store, self.settings.api)
 
     def unfinished(self) -> list[str]:
         """Ids of this process's queued and running jobs (their leases: ``leases.py``)."""
