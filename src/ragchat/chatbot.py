@@ -172,6 +172,6 @@ def _build(settings: Settings, kb: str, chat_model: ChatModel | None) -> ChatEng
     prepare_runtime(settings)
     app_config = resolve_config(kb, settings)
     embedder = resources.embedder(settings)
-    ensure_knowledge_bases(settings, app_config, embedder)
+    ensure_knowledge_bases(settings, app_config, resources.ingest_embedder(settings, embedder))
     model = chat_model if chat_model is not None else build_chat_model(settings)
     return build_engine(settings, app_config, chat_model=model, embedder=embedder)

@@ -75,7 +75,8 @@ def ingest(
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return
         created = kb not in KnowledgeBase.names(settings.kb_root)
-        base = resources.open_or_create_kb(settings, kb, dense_backend=backend)
+        emb = resources.ingest_embedder(settings)
+        base = resources.open_or_create_kb(settings, kb, emb, dense_backend=backend)
         try:
             with progress_bars() as progress:
                 report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
@@ -250,8 +251,9 @@ def demo(data_dir: DataDir = None) -> None:
     settings = load_settings(data_dir)
     with exit_on_error():
         emb = resources.embedder(settings)
+        writer = resources.ingest_embedder(settings, emb)
         for name, folder in resources.sample_sources().items():
-            base = resources.open_or_create_kb(settings, name, emb)
+            base = resources.open_or_create_kb(settings, name, writer)
             report = ingest_paths(base, [folder], Chunker(settings.chunking))
             console.print(
                 f"[bold]{name}[/]: {report.documents} new documents, "

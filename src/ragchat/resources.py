@@ -37,6 +37,20 @@ def embedder(settings: Settings) -> Embedder:
         return _FAST[key]
 
 
+def ingest_embedder(settings: Settings, queries: Embedder | None = None) -> Embedder:
+    """What knowledge bases are written with: documents through ``embedding.ingest_backend``
+    (int8 by default: the fast one), queries through ``queries`` (default: ``embedder``).
+    Pass ``queries`` only when it is the configured model (a hand-built embedder, e.g. a test's
+    fake, is used for both)."""
+    from ragchat.index.embedder import IngestEmbedder, ingest_settings, load_embedder
+
+    base = queries if queries is not None else embedder(settings)
+    other = ingest_settings(settings)
+    if other is None:
+        return base
+    return IngestEmbedder(base, load_embedder(other))
+
+
 def fast(inner: Embedder, settings: Settings) -> Embedder:
     """``inner`` on the fast answer path (``index/cache.fast_embedder``); an embedder already
     on it is returned as is."""

