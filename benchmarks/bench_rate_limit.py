@@ -20,41 +20,18 @@ import argparse
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine_line, pct, print_table, timed
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from ragchat.api.limits import MemoryRateLimiter
 from ragchat.settings import Settings
 from ragchat.store import SqlStore, build_store
 from ragchat.store.base import RateLimiter
+from ragchat.store.database import scratch_schema
 from ragchat.store.rate_limits import SqlRateLimiter
-
-
-@contextmanager
-def postgres_schema(url: str) -> Iterator[str]:
-    """A throwaway schema on ``url`` (dropped afterwards), so no real table is touched."""
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield (
-            make_url(url)
-            .update_query_dict({"options": f"-csearch_path={schema}"})
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 def measure(limiter: RateLimiter, checks: int) -> tuple[list[float], list[float]]:
@@ -103,7 +80,7 @@ def main() -> None:
         finally:
             store.close()
         if args.postgres_url:
-            with postgres_schema(args.postgres_url) as url:
+            with scratch_schema(args.postgres_url, "bench") as url:
                 store = build_store(Settings(data_dir=Path(tmp), database_url=url))
                 try:
                     report("database: PostgreSQL", SqlRateLimiter(store), store)

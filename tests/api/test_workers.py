@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+
+from ragchat.store.database import scratch_schema
 
 from .live_server import LiveServer, endless_pdf, free_port, serve_cmd, serve_env
 
@@ -38,17 +38,8 @@ WORKER = "x-ragchat-worker"
 @pytest.fixture(scope="module")
 def database() -> Iterator[str]:
     """A fresh schema on the test PostgreSQL, dropped afterwards."""
-    schema = f"w_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_schema(PG_URL, "w") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import pytest
 
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
+from ragchat.store.database import scratch_schema
 
 pytestmark = pytest.mark.slow
 
@@ -308,20 +308,8 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
     url = os.environ.get("RAGCHAT_TEST_DATABASE_URL")
     if not url:
         pytest.skip("RAGCHAT_TEST_DATABASE_URL is not set (see scripts/postgres)")
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
-        yield scoped.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_schema(url) as scoped:
+        yield scoped
 
 
 def _runner(point: str) -> str | None:

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from ragchat.settings import Settings
 from ragchat.store import SqlStore, build_store
+from ragchat.store.database import scratch_schema
 
 PG_URL = os.environ.get("RAGCHAT_TEST_DATABASE_URL", "")
 BACKENDS = [
@@ -52,17 +50,8 @@ def fresh_database(backend: str, tmp_path: Path) -> Iterator[str]:
         return
     if not PG_URL:
         pytest.skip("RAGCHAT_TEST_DATABASE_URL is not set (see scripts/postgres)")
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with scratch_schema(PG_URL) as url:
+        yield url
 
 
 @pytest.fixture(params=BACKENDS)

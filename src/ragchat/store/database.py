@@ -97,3 +97,25 @@ def translate_errors() -> Iterator[None]:
 def _short(exc: Exception) -> str:
     orig = getattr(exc, "orig", None) or exc
     return str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+
+
+@contextmanager
+def scratch_schema(url: str, prefix: str = "t") -> Iterator[str]:
+    """A PostgreSQL URL whose tables live in a new schema of ``url``'s database, dropped with
+    everything in it afterwards: tests and benchmarks get an empty store without touching the
+    real tables (or needing the right to create databases)."""
+    import uuid
+
+    from sqlalchemy import text
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
+        yield scoped.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
