@@ -27,6 +27,14 @@ def _add(registry: KnowledgeBaseRegistry, doc: str, path: Path, *, row: bool = T
         kb.save()
 
 
+def _upload(first: DocumentAccess, uploads: Path, user: str, doc: str) -> None:
+    """``user``'s private upload of ``doc``, written through ``first``'s registry."""
+    private = uploads / "kb" / user / f"{doc}.txt"
+    private.parent.mkdir(parents=True)
+    private.write_text("private")
+    _add(first.registry, doc, private)
+
+
 def _found(access: DocumentAccess, user: str, query: str) -> list[str]:
     """Doc ids a search by ``user`` returns through ``access``'s visibility filter."""
     registry = access.registry
@@ -55,10 +63,7 @@ def test_an_upload_through_one_process_is_hidden_by_the_other(
     two_processes: tuple[DocumentAccess, DocumentAccess, Path],
 ) -> None:
     first, second, uploads = two_processes
-    private = uploads / "kb" / "alice" / "a.txt"
-    private.parent.mkdir(parents=True)
-    private.write_text("private")
-    _add(first.registry, "alices", private)
+    _upload(first, uploads, "alice", "alices")
 
     assert second.hidden("kb", "bob") == Only(("shared",))
     assert _found(second, "bob", "notes about alices") == ["shared"]
@@ -70,10 +75,7 @@ def test_another_machines_upload_is_hidden_without_its_folder(
 ) -> None:
     """The second machine has no ``uploads/kb/alice`` folder: owners come from the store."""
     first, second, uploads = two_processes
-    private = uploads / "kb" / "alice" / "a.txt"
-    private.parent.mkdir(parents=True)
-    private.write_text("private")
-    _add(first.registry, "alices", private)
+    _upload(first, uploads, "alice", "alices")
     shutil.rmtree(uploads)
 
     assert _found(second, "bob", "notes about alices") == ["shared"]
@@ -85,10 +87,7 @@ def test_chunks_without_their_document_row_yet_are_not_searchable(
     """A write caught between its chunks and its document row: the owner is unknown, so the
     document is shown to nobody rather than to everybody."""
     first, second, uploads = two_processes
-    theirs = uploads / "kb" / "carol" / "c.txt"
-    theirs.parent.mkdir(parents=True)
-    theirs.write_text("carol's")
-    _add(first.registry, "carols", theirs)
+    _upload(first, uploads, "carol", "carols")
     (uploads / "kb" / "dave").mkdir()  # an upload's folder exists before its first write
     _add(first.registry, "half_written", uploads / "kb" / "dave" / "d.txt", row=False)
 
