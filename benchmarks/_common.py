@@ -132,6 +132,14 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: i
     print()
 
 
+def rss_mib(pid: int | str = "self") -> float:
+    """Resident memory of a process (this one by default) from /proc, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def machine_line() -> str:
     load = os.getloadavg()
     return (

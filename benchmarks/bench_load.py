@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _common import rss_mib
 
 REPLY_WORDS = 40
 
@@ -125,13 +126,6 @@ def serve(port: int, data_dir: Path, tokens_per_s: float, max_streams: int) -> N
 
 
 # -- the client side -----------------------------------------------------------------------------
-def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 async def _stream(base: str, opened: asyncio.Event | None = None) -> tuple[float, str | None]:
     """(seconds to the first token, error or None) for one new anonymous user."""
     start = time.perf_counter()
@@ -204,7 +198,7 @@ async def hang_up(base: str, rounds: int = 5) -> list[float]:
 async def soak(base: str, pid: int, turns: int, workers: int = 8) -> list[tuple[int, float]]:
     """``turns`` JSON chat turns from ``workers`` users, 10 turns per conversation; RSS every
     10% of the way."""
-    samples = [(0, _rss_mib(pid))]
+    samples = [(0, rss_mib(pid))]
     done = 0
     step = max(1, turns // 10)
 
@@ -223,7 +217,7 @@ async def soak(base: str, pid: int, turns: int, workers: int = 8) -> list[tuple[
                 if done % 10 == 0:
                     session = None
                 if done % step == 0:
-                    samples.append((done, _rss_mib(pid)))
+                    samples.append((done, rss_mib(pid)))
 
     await asyncio.gather(*(worker(k) for k in range(workers)))
     return samples
@@ -267,7 +261,7 @@ def main() -> None:
             if time.time() > deadline or proc.poll() is not None:
                 raise SystemExit("the server did not start")
             time.sleep(0.2)
-        print(f"server up, RSS {_rss_mib(proc.pid):.0f} MiB", file=sys.stderr)
+        print(f"server up, RSS {rss_mib(proc.pid):.0f} MiB", file=sys.stderr)
         load = asyncio.run(concurrent_streams(base, args.streams))
         print(f"{args.streams} streams done", file=sys.stderr)
         cap = asyncio.run(over_the_cap(base, args.streams))

@@ -27,6 +27,7 @@ from _common import (
     emit_result,
     machine_line,
     print_table,
+    rss_mib,
     run_worker,
     scifact_queries,
     summarise_ms,
@@ -157,14 +158,6 @@ def timed(dense: Any, bm25: Any, queries: list[str], qvecs: np.ndarray) -> list[
 def disk_mib(path: Path) -> float:
     """Allocated, not apparent, size: Qdrant's WAL files are sparse (32 MiB each, mostly holes)."""
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) / 2**20
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def load_worker(spec: dict[str, Any]) -> dict[str, Any]:

@@ -39,18 +39,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
-from _common import CACHE, REPO, emit_result, machine_line, print_table, run_worker, summarise_ms
+from _common import (
+    CACHE,
+    REPO,
+    emit_result,
+    machine_line,
+    print_table,
+    rss_mib,
+    run_worker,
+    summarise_ms,
+)
 
 SCRIPT = Path(__file__).resolve()
 K = 10
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def peak_mib() -> float:
@@ -341,7 +342,7 @@ def server_rss(data: Path, port: int, queries: int) -> dict[str, float]:
                 break
             except OSError:
                 time.sleep(2)
-        idle = _proc_rss(proc.pid)
+        idle = rss_mib(proc.pid)
         import bench_peers
 
         _, _, qs, _ = bench_peers.load_scifact()
@@ -349,7 +350,7 @@ def server_rss(data: Path, port: int, queries: int) -> dict[str, float]:
             body = json.dumps({"question": q["text"], "kb": "scale"}).encode()
             req = urllib.request.Request(url + "/query", body, {"Content-Type": "application/json"})
             urllib.request.urlopen(req, timeout=120).read()
-        return {"idle": idle, "after_queries": _proc_rss(proc.pid)}
+        return {"idle": idle, "after_queries": rss_mib(proc.pid)}
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -359,14 +360,6 @@ def committed_files(kb_dir: Path) -> dict[str, int]:
     """Bytes of each file of the committed generation (``CURRENT`` names its folder)."""
     gen = kb_dir / (kb_dir / "CURRENT").read_text().strip()
     return {f.name: f.stat().st_size for f in sorted(gen.iterdir()) if f.is_file()}
-
-
-def _proc_rss(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def cmd_kb(args: argparse.Namespace) -> None:
