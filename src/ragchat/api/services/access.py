@@ -153,9 +153,12 @@ class DocumentAccess:
         except KnowledgeBaseNotFound:
             return False
 
-    def _others_uploaded(self, kb: str, user_id: str) -> bool:
+    def _others_uploaded(
+        self, kb: str, user_id: str, views: list[DocumentView] | None = None
+    ) -> bool:
         """Whether anyone but ``user_id`` has an upload folder in ``kb`` (a directory listing:
-        the usual single-user case answers without reading the knowledge base)."""
+        the usual single-user case answers without reading the knowledge base) or, with a
+        shared store's ``views``, owns one of its documents."""
         mine = user_folder(user_id)
         try:
             if any(p.is_dir() and p.name != mine for p in (self.uploads / kb).iterdir()):
@@ -163,16 +166,19 @@ class DocumentAccess:
         except (FileNotFoundError, NotADirectoryError):
             pass
         # Another machine's uploads have no folder here: a shared store says who owns what.
-        return self.registry.remote and any(
-            o not in (None, mine) for v in self.views(kb) for o in v.owners
-        )
+        return views is not None and any(o not in (None, mine) for v in views for o in v.owners)
+
+    def _shared_views(self, kb: str) -> list[DocumentView] | None:
+        """A shared store's views, read once per call (each read asks the store's version)."""
+        return self.views(kb) if self.registry.remote else None
 
     def labels(self, kb: str, user_id: str) -> Mapping[str, DocumentLabel]:
         """Doc id → the user's own name for documents first uploaded by someone else."""
-        if not self._others_uploaded(kb, user_id):
+        views = self._shared_views(kb)
+        if not self._others_uploaded(kb, user_id, views):
             return {}
         found = {}
-        for view in self.views(kb):
+        for view in views if views is not None else self.views(kb):
             if view.visible_to(user_id) and (label := view.label_for(user_id)) is not None:
                 found[view.row.doc_id] = label
         return found
@@ -184,11 +190,12 @@ class DocumentAccess:
         Answers from the folder listing alone in the usual case where nobody else has uploaded
         anything to it. Listing after ``base`` was published is what makes that safe: a
         document's upload folder exists before the document is committed."""
-        if not self._others_uploaded(kb, user_id):
+        views = self._shared_views(kb)
+        if not self._others_uploaded(kb, user_id, views):
             return ()
-        if self.registry.remote:
+        if views is not None:
             # A shared store has no snapshot, and another process may be writing a document
             # this one has not read yet (its chunks are searchable before its document row):
             # fail closed, only what is known to be visible passes.
-            return Only(tuple(v.row.doc_id for v in self.views(kb) if v.visible_to(user_id)))
+            return Only(tuple(v.row.doc_id for v in views if v.visible_to(user_id)))
         return tuple(v.row.doc_id for v in self.views(kb, base) if not v.visible_to(user_id))
