@@ -249,3 +249,38 @@ def test_kb_check_says_what_is_wrong_and_kb_repair_fixes_it(tmp_path: Path) -> N
     assert again.exit_code == 0 and "ok notes" in again.output
     fixed = KnowledgeBase.open(tmp_path / "kb", "notes", HashingEmbedder())
     assert [h[0] for h in fixed.bm25_search("quokkas", 3)] == ["n_c0"]
+
+
+def test_kb_share_and_unshare_a_users_knowledge_base(data_dir: Path) -> None:
+    """An operator shares (and unshares) a knowledge base a user created over the API; the
+    listing says who sees what."""
+    from ragchat.settings import Settings
+    from ragchat.store import build_store
+
+    store = build_store(Settings(data_dir=data_dir), recover=False)
+    try:
+        user = store.ensure_user(kind="named").id
+        store.create_kb("recipes", user, description="Family recipes")
+    finally:
+        store.close()
+    args = ["--data-dir", str(data_dir)]
+    assert runner.invoke(app, ["kb", "share", "recipes", *args]).exit_code == 0
+    store = build_store(Settings(data_dir=data_dir), recover=False)
+    try:
+        row = store.find_kb("recipes")
+        assert row is not None and row.shared
+    finally:
+        store.close()
+    unshared = runner.invoke(app, ["kb", "unshare", "recipes", *args])
+    assert unshared.exit_code == 0 and "only its owner" in unshared.output
+    listing = runner.invoke(app, ["kb", "list", *args], env={"COLUMNS": "200"})
+    assert listing.exit_code == 0 and "everyone" in listing.output  # medical, from the CLI
+    samples = runner.invoke(app, ["kb", "share", "medical", *args])
+    assert samples.exit_code != 0 and "already shared" in samples.output
+    deleted = runner.invoke(app, ["kb", "delete", "recipes", "--yes", *args])
+    assert deleted.exit_code == 0
+    store = build_store(Settings(data_dir=data_dir), recover=False)
+    try:
+        assert store.find_kb("recipes") is None
+    finally:
+        store.close()

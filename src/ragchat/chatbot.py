@@ -49,8 +49,9 @@ class Answer:
 
 class Chatbot:
     """``Chatbot(kb="sample")``: the bundled agents over the sample knowledge bases (ingested
-    into ``settings.data_dir`` on first use); ``kb`` may also be an agents config file or an
-    ingested knowledge base's name. ``engine`` uses one that is already built."""
+    into ``settings.data_dir`` on first use); ``kb`` may also be an agents config file, or an
+    ingested knowledge base's name (answered by the configured knowledge-base agent, as the
+    server answers a conversation bound to it). ``engine`` uses one that is already built."""
 
     def __init__(
         self,

@@ -7,12 +7,18 @@ commands so that CLI start-up stays fast.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from ragchat.cli_common import DataDir, console, exit_on_error, load_settings
+from ragchat.errors import KnowledgeBaseNotFound
+
+if TYPE_CHECKING:
+    from ragchat.settings import Settings
+    from ragchat.store.rows import KnowledgeBaseRow
 
 kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 
@@ -27,18 +33,73 @@ def kb_list(data_dir: DataDir = None) -> None:
         vs = settings.vector_store
         where = settings.kb_root if vs.backend == "embedded" else vs.url or settings.qdrant_path
         table = Table(title=f"knowledge bases in {where} ({vs.backend})")
-        for col in ("name", "documents", "chunks", "model", "updated"):
+        for col in ("name", "who sees it", "documents", "chunks", "model", "updated"):
             table.add_column(col)
+        rows = _created(settings)
         for name in stores.kb_names(settings):
             m = stores.describe_kb(settings, name)
+            row = rows.get(name)
+            shown = name if row is None or row.name == name else f"{row.name} (stored as {name})"
             table.add_row(
-                name,
+                shown,
+                _audience(row),
                 str(m["documents"]),
                 str(m["children"]),
                 str(m["embedding_model"]),
                 str(m["updated"]),
             )
         console.print(table)
+
+
+def _created(settings: Settings) -> dict[str, KnowledgeBaseRow]:
+    """The knowledge bases users created over the API, by storage name (none without a
+    database to read)."""
+    from ragchat.store import build_store
+
+    store = build_store(settings, recover=False)  # the server may be running: touch nothing
+    try:
+        return {row.storage: row for row in store.list_kbs()}
+    finally:
+        store.close()
+
+
+def _audience(row: KnowledgeBaseRow | None) -> str:
+    if row is None:
+        return "everyone"
+    owner = f"user {row.owner_id}" if row.owner_id else "nobody (owner deleted)"
+    return f"everyone (owner: {owner})" if row.shared else f"only {owner}"
+
+
+def _set_shared(name: str, shared: bool, data_dir: Path | None) -> None:
+    from ragchat.store import build_store
+
+    settings = load_settings(data_dir)
+    with exit_on_error():
+        store = build_store(settings, recover=False)
+        try:
+            row = store.find_kb(name)
+            if row is None:
+                raise KnowledgeBaseNotFound(
+                    f"{name!r} was not created over the API: knowledge bases made with "
+                    "`ragchat ingest` and the samples are already shared"
+                )
+            store.update_kb(row.storage, shared=shared)
+        finally:
+            store.close()
+        who = "everyone" if shared else "only its owner"
+        console.print(f"{name}: {who} may see it now")
+
+
+@kb_app.command("share")
+def kb_share(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
+    """Let everyone see a knowledge base a user created (with its owner's documents)."""
+    _set_shared(name, True, data_dir)
+
+
+@kb_app.command("unshare")
+def kb_unshare(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
+    """Make a user's shared knowledge base private to its owner again."""
+    _set_shared(name, False, data_dir)
 
 
 @kb_app.command("stats")
@@ -70,7 +131,19 @@ def kb_delete(
     with exit_on_error():
         if not yes and sys.stdin.isatty():
             typer.confirm(f"Delete knowledge base {name!r}?", abort=True)
-        stores.delete_kb(settings, name)
+        from ragchat.store import build_store
+
+        store = build_store(settings, recover=False)
+        try:
+            row = store.find_kb(name)
+            if row is None:
+                stores.delete_kb(settings, name)
+            else:  # created over the API: it may hold no document yet
+                if row.storage in stores.kb_names(settings):
+                    stores.delete_kb(settings, row.storage)
+                store.delete_kb_row(row.storage)
+        finally:
+            store.close()
         console.print(f"deleted {name}")
 
 

@@ -11,16 +11,19 @@ from ragchat.settings import Settings
 
 def test_resolve_config(tmp_path: Path, settings: Settings) -> None:
     assert set(resolve_config("sample", settings).agents) == {
-        "support", "medical", "parenting", "tutor", "companion",
+        "support", "medical", "parenting", "tutor", "documents", "companion",
     }  # fmt: skip
     own = tmp_path / "mine.yaml"
     own.write_text("agents:\n  helper:\n    kind: support\n    description: listens\n")
     assert list(resolve_config(str(own), settings).agents) == ["helper"]
+    # A knowledge base's name: the configured knowledge-base agent over it, as the server
+    # answers a conversation bound to it.
     single = resolve_config("handbook", settings)
-    agent = single.agents["assistant"]
+    agent = single.agents["documents"]
     assert (agent.kind, agent.knowledge_base, list(single.knowledge_bases)) == (
-        "rag", "handbook", ["handbook"],
+        "conversational_rag", "handbook", ["handbook"],
     )  # fmt: skip
+    assert agent.any_knowledge_base and agent.gate_threshold == 0.3
 
 
 def test_sample_knowledge_bases_are_ingested_once(

@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 from ragchat.api import create_app
 from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
 from ragchat.index.fake import HashingEmbedder
+from ragchat.index.ingestion import ingest_paths
+from ragchat.ingest.chunking import Chunker
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store import build_store
 
@@ -74,6 +76,10 @@ def test_upload_ingest_search_delete(client: TestClient) -> None:
 
     assert client.delete(f"/kb/wildlife/documents/{doc_id}").status_code == 204
     assert client.get("/kb/wildlife/documents").json() == []
+    # The knowledge base the upload created stays the uploader's, empty: nothing to cite.
+    gone = client.post("/query", json={"question": "What do quokkas eat?", "kb": "wildlife"})
+    assert gone.status_code == 200 and gone.json()["no_answer"] and not gone.json()["sources"]
+    assert client.delete("/kb/wildlife").status_code == 204
     gone = client.post("/query", json={"question": "What do quokkas eat?", "kb": "wildlife"})
     assert gone.status_code == 404 and "not visible" in gone.json()["detail"]
 
@@ -86,10 +92,13 @@ def test_other_users_documents_and_jobs_are_404(make_app: AppFactory) -> None:
     bob = TestClient(alice.app)
     assert bob.get(f"/jobs/{accepted['job_id']}").status_code == 404
     assert bob.get("/jobs/00000000-0000-0000-0000-000000000000").status_code == 404
-    assert bob.get("/kb/notes/documents").json() == []
+    # Alice's knowledge base is hers: to Bob it does not exist.
+    r = bob.get("/kb/notes/documents")
+    assert r.status_code == 404 and r.json()["error"]["type"] == "knowledge_base_not_visible"
+    assert "notes" not in [kb["name"] for kb in bob.get("/kb").json()]
     for target in (doc_id, "f" * 64):
         r = bob.delete(f"/kb/notes/documents/{target}")
-        assert r.status_code == 404 and r.json()["error"]["message"] == "document not found"
+        assert r.status_code == 404
     assert [d["doc_id"] for d in alice.get("/kb/notes/documents").json()] == [doc_id]
     chunk_id = f"{doc_id}_s0_c0"  # the text loader's first section, first child
     assert alice.get(f"/passages/{chunk_id}").status_code == 200
@@ -132,8 +141,9 @@ def test_a_file_that_fails_to_parse_fails_the_job(make_app: AppFactory) -> None:
     job = wait_for(client, accepted["job_id"])
     assert job["status"] == "failed"
     assert job["result"]["errors"][0]["file"] == "broken.pdf"
-    # ... and leaves no empty knowledge base behind.
-    assert "notes" not in [kb["name"] for kb in client.get("/kb").json()]
+    # ... and leaves the caller's new knowledge base empty, theirs to fill or delete.
+    (notes,) = [kb for kb in client.get("/kb").json() if kb["name"] == "notes"]
+    assert notes["documents"] == 0 and notes["owned"] and not notes["shared"]
     assert "notes" not in client.get("/health").json()["knowledge_bases"]
 
 
@@ -180,6 +190,21 @@ def _grounded_in_quokkas(answer: dict[str, Any]) -> bool:
     return not answer["no_answer"] and any("quokka" in s["source"] for s in answer["sources"])
 
 
+def _shared_kb(app: Any, name: str) -> None:
+    """A knowledge base everyone shares (as ``ragchat ingest`` makes one), holding one shared
+    document: the place where several people's private uploads sit side by side."""
+    state = app.state.ragchat
+    seed = Path(state.settings.data_dir) / f"{name}-rules.md"
+    seed.write_text("# House rules\n\nBe kind to each other and tidy up after every meeting.\n")
+    with state.registry.writing(name, create=True) as kb:
+        ingest_paths(kb, [seed], Chunker(state.settings.chunking))
+
+
+def _own(client: TestClient, kb: str) -> list[dict[str, Any]]:
+    """The caller's uploads in ``kb`` (the shared seed left out)."""
+    return [d for d in client.get(f"/kb/{kb}/documents").json() if not d["shared"]]
+
+
 def _upload(client: TestClient, kb: str, name: str) -> str:
     accepted = client.post(f"/kb/{kb}/documents", files={"files": (name, NOTE)}).json()
     job = wait_for(client, accepted["job_id"])
@@ -194,19 +219,20 @@ def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     one document is both of theirs, and either deleting keeps it for the other."""
     alice, bob = TestClient(real_app), TestClient(real_app)
     kb = "private-notes"
+    _shared_kb(real_app, kb)
     doc_id = _upload(alice, kb, "quokka-care.md")
     assert _grounded_in_quokkas(_quokka_answer(alice, kb))
     leaked = _quokka_answer(bob, kb)
     assert not _grounded_in_quokkas(leaked) and "Guichenotia" not in leaked["answer"]
-    assert bob.get(f"/kb/{kb}/documents").json() == []
+    assert _own(bob, kb) == []
 
     assert _upload(bob, kb, "my-quokka-notes.md") == doc_id  # same bytes, same document
     assert _grounded_in_quokkas(_quokka_answer(bob, kb))
 
     assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
-    assert alice.get(f"/kb/{kb}/documents").json() == []
+    assert _own(alice, kb) == []
     assert not _grounded_in_quokkas(_quokka_answer(alice, kb))
-    assert [d["doc_id"] for d in bob.get(f"/kb/{kb}/documents").json()] == [doc_id]
+    assert [d["doc_id"] for d in _own(bob, kb)] == [doc_id]
     bob_answer = _quokka_answer(bob, kb)
     assert _grounded_in_quokkas(bob_answer)
     chunk_id = bob_answer["sources"][0]["chunk_id"]
@@ -214,7 +240,7 @@ def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     assert alice.get(f"/passages/{chunk_id}").status_code == 404
 
     assert bob.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
-    assert bob.get(f"/kb/{kb}/documents").json() == []
+    assert _own(bob, kb) == []
     assert not _grounded_in_quokkas(_quokka_answer(bob, kb))
 
 
@@ -224,6 +250,7 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
     never reaches him, not even after she deletes her copy."""
     alice, bob, carol = TestClient(real_app), TestClient(real_app), TestClient(real_app)
     kb = "team-notes"
+    _shared_kb(real_app, kb)
     body = NOTE.replace(b"# Quokka care\n\n", b"")  # a text file: its title is its file name
 
     first = alice.post(f"/kb/{kb}/documents", files={"files": ("salaries.txt", body)}).json()
@@ -241,7 +268,7 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
     }
 
     def seen_by_bob() -> str:
-        listing = bob.get(f"/kb/{kb}/documents").json()
+        listing = _own(bob, kb)
         assert [(d["file"], d["title"]) for d in listing] == [("my-notes.txt", "my-notes")]
         answer = _quokka_answer(bob, kb)
         assert answer["sources"] and answer["sources"][0]["source"] == "my-notes.txt"
@@ -249,13 +276,14 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
         passage = bob.get(f"/passages/{answer['sources'][0]['chunk_id']}").json()
         assert (passage["file"], passage["title"]) == ("my-notes.txt", "my-notes")
         kbs = {k["name"]: k for k in bob.get("/kb").json()}
-        assert kbs[kb]["documents"] == 1
+        assert kbs[kb]["documents"] == 2  # the shared seed and his own
         return str(listing) + str(answer) + str(passage) + str(kbs) + str(bob_job)
 
     assert "salaries" not in seen_by_bob()
-    assert [d["file"] for d in alice.get(f"/kb/{kb}/documents").json()] == ["salaries.txt"]
+    assert [d["file"] for d in _own(alice, kb)] == ["salaries.txt"]
     assert _quokka_answer(alice, kb)["sources"][0]["source"] == "salaries.txt"
-    assert kb not in {k["name"] for k in carol.get("/kb").json()}  # nothing of theirs for Carol
+    carols = {k["name"]: k for k in carol.get("/kb").json()}
+    assert carols[kb]["documents"] == 1  # the shared seed only: nothing of theirs for Carol
 
     doc_id = alice_job["result"]["doc_ids"]["salaries.txt"][0]
     assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204

@@ -27,22 +27,29 @@ _CONFIG_SUFFIXES = (".toml", ".yaml", ".yml")
 
 def resolve_config(kb_or_config: str | None, settings: Settings) -> AppConfig:
     """``"sample"``/``None`` → ``settings.config_file`` or the bundled default; a config file
-    path → that file; anything else → one ``rag`` agent over that ingested knowledge base."""
+    path → that file; anything else → the knowledge-base agent of that config (the one the
+    server binds a user's knowledge base to: ``any_knowledge_base``) over that ingested
+    knowledge base, so a script, the terminal and the server answer alike."""
     if kb_or_config in (None, "", SAMPLE):
         return load_config(settings.config_file)
     assert kb_or_config is not None
     path = Path(kb_or_config).expanduser()
     if path.suffix in _CONFIG_SUFFIXES or path.is_file():
         return load_config(path)
+    default = load_config(settings.config_file).kb_agents()
+    agent = (
+        default[0].model_copy(update={"knowledge_base": kb_or_config})
+        if default
+        else AgentConfig(
+            kind="conversational_rag",
+            knowledge_base=kb_or_config,
+            any_knowledge_base=True,
+            description=f"Answers questions from the {kb_or_config} knowledge base.",
+        )
+    )
     return AppConfig(
         knowledge_bases={kb_or_config: KnowledgeBaseConfig()},
-        agents={
-            "assistant": AgentConfig(
-                kind="rag",
-                knowledge_base=kb_or_config,
-                description=f"Answers questions from the {kb_or_config} knowledge base.",
-            )
-        },
+        agents={agent.name or "documents": agent},
     )
 
 

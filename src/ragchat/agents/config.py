@@ -39,6 +39,9 @@ class AgentConfig(BaseModel):
     description: str
     examples: list[str] = []
     knowledge_base: str | None = None
+    # Answers over whichever knowledge bases a conversation is bound to (a user's own, chosen
+    # per conversation) instead of, or besides, its own ``knowledge_base``.
+    any_knowledge_base: bool = False
     routable: bool = True  # offered to the supervisor; otherwise reachable only by name
     disclaimer: str = ""
     no_answer_message: str = (
@@ -64,8 +67,11 @@ class AgentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _needs_kb(self) -> AgentConfig:
-        if get_kind(self.kind).needs_knowledge_base and not self.knowledge_base:
+        kind = get_kind(self.kind)
+        if kind.needs_knowledge_base and not (self.knowledge_base or self.any_knowledge_base):
             raise ValueError(f"agent kind {self.kind!r} needs a knowledge_base")
+        if self.any_knowledge_base and not kind.answers_questions:
+            raise ValueError(f"agent kind {self.kind!r} cannot answer over any knowledge base")
         return self
 
     def retrieval_settings(self, base: RetrievalSettings) -> RetrievalSettings:
@@ -118,6 +124,10 @@ class AppConfig(BaseModel):
 
     def routable(self) -> list[AgentConfig]:
         return [a for a in self.agents.values() if a.routable]
+
+    def kb_agents(self) -> list[AgentConfig]:
+        """The agents that answer over a conversation's own knowledge bases."""
+        return [a for a in self.agents.values() if a.any_knowledge_base]
 
     def source_paths(self, kb: str, sample_root: Path) -> list[Path]:
         out = []

@@ -28,7 +28,7 @@ from ragchat.agents.types import (
     UnknownAgent,
 )
 from ragchat.agents.wiring import AgentWiring
-from ragchat.errors import RagchatError
+from ragchat.errors import InvalidInput, RagchatError
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, HoldsConnections
 
@@ -99,6 +99,16 @@ class ChatEngine:
         if opts.agent is not None and opts.agent not in self.agents:
             raise UnknownAgent(
                 f"unknown agent {opts.agent!r}; configured: {', '.join(sorted(self.agents))}"
+            )
+        forced = self.agents.get(opts.agent or "")
+        if (
+            forced is not None
+            and forced.any_knowledge_base
+            and not forced.knowledge_base
+            and not opts.searched
+        ):
+            raise InvalidInput(
+                f"agent {forced.name!r} answers from a knowledge base of yours: say which one (kb)"
             )
         return Turn(
             message=message.strip(),

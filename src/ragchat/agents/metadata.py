@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ragchat.agents.types import UserProfile
 
 T = TypeVar("T")
-RouterKind = Literal["llm", "embedding", "sticky", "forced", "switch", "safety"]
+RouterKind = Literal["llm", "embedding", "sticky", "forced", "switch", "safety", "knowledge_base"]
 RetrievalMode = Literal["selected_text", "chapter", "book", "knowledge_base"]
 
 

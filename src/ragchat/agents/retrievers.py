@@ -77,7 +77,10 @@ class RetrieverCache:
         """``kb``, else the agent's own knowledge base, else its persona's."""
         name = kb or agent.knowledge_base or agent.persona_knowledge_base
         if not name:
-            raise KnowledgeBaseNotFound(f"agent {agent.name!r} has no knowledge base")
+            raise KnowledgeBaseNotFound(
+                f"agent {agent.name!r} has no knowledge base of its own: bind the "
+                "conversation to one (kb)"
+            )
         return name
 
     def visibility(

@@ -65,13 +65,25 @@ class ConversationState:
 class TurnOptions:
     """Per-turn overrides: ``agent`` forces an agent (the OpenAI-compatible model field),
     ``chapter`` / ``selected_text`` select textbook modes, ``kb`` searches another knowledge
-    base with the agent's settings, ``top_k`` caps the passages retrieved."""
+    base with the agent's settings, ``top_k`` caps the passages retrieved.
+
+    ``kbs``: the knowledge bases the conversation is bound to (a user's own). The turn is then
+    answered by one of the agents that can answer over any knowledge base
+    (``AgentConfig.any_knowledge_base``): ``kb_agent`` (the knowledge base's own choice) when
+    given, else the router's, searching all of ``kbs``."""
 
     agent: str | None = None
     chapter: str | None = None
     selected_text: str | None = None
     top_k: int | None = None
     kb: str | None = None
+    kbs: tuple[str, ...] = ()
+    kb_agent: str | None = None
+
+    @property
+    def searched(self) -> tuple[str, ...]:
+        """The knowledge bases this turn searches instead of the agent's own (() for its own)."""
+        return self.kbs or ((self.kb,) if self.kb else ())
 
 
 @dataclass(frozen=True)

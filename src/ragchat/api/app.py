@@ -45,6 +45,7 @@ from ragchat.api.routes import (
     conversations,
     documents,
     health,
+    knowledge_bases,
     openai_compat,
     query,
     ui,
@@ -319,7 +320,18 @@ def create_app(
     app.state.stopping = stopping
     install_error_handlers(app)
     install_docs(app)
-    routers = (health, users, chat, conversations, documents, query, compat, openai_compat, ui)
+    routers = (
+        health,
+        users,
+        chat,
+        conversations,
+        knowledge_bases,
+        documents,
+        query,
+        compat,
+        openai_compat,
+        ui,
+    )
     for module in routers:
         app.include_router(module.router)
     if Path(ui.STATIC_DIR).is_dir():

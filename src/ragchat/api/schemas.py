@@ -5,13 +5,29 @@ subset of each row, nothing copied by hand."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
 
 MAX_MESSAGE_CHARS = 8000
 QUESTION = "The question (``query`` is accepted as its other name)."
 AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
+MAX_BOUND_KBS = 8
+KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+KbName = Annotated[str, StringConstraints(pattern=KB_NAME)]
+KbChoice = KbName | Annotated[list[KbName], Field(max_length=MAX_BOUND_KBS)]
+KB_FIELD = (
+    "Bind the conversation to this knowledge base (a name, or a list of up to 8): its replies "
+    "cite only those documents. Kept for the follow-ups; give it again to change it, [] to "
+    "unbind."
+)
+
+
+def kb_list(kb: KbChoice | None) -> list[str] | None:
+    """The ``kb`` field as a list (None: not given, keep what the conversation has)."""
+    if kb is None:
+        return None
+    return [kb] if isinstance(kb, str) else list(kb)
 
 
 class ErrorDetail(BaseModel):
@@ -80,11 +96,13 @@ class ChatRequest(BaseModel):
     )
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     agent: str | None = AgentName
+    kb: KbChoice | None = Field(default=None, description=KB_FIELD)
 
 
 class MessageCreate(BaseModel):
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     agent: str | None = AgentName
+    kb: KbChoice | None = Field(default=None, description=KB_FIELD)
 
 
 class ChatResponse(BaseModel):
@@ -115,6 +133,7 @@ class EndSessionResponse(BaseModel):
 # -- conversations ----------------------------------------------------------------------------
 class ConversationCreate(BaseModel):
     title: str | None = Field(default=None, max_length=200)
+    kb: KbChoice | None = Field(default=None, description=KB_FIELD)
 
 
 class ConversationRename(BaseModel):
@@ -134,6 +153,9 @@ class ConversationOut(BaseModel):
     crisis: bool = Field(
         default=False,
         description="Self-harm intent was seen in this conversation: show crisis resources.",
+    )
+    kb: list[str] = Field(
+        default_factory=list, description="The knowledge bases the conversation is bound to."
     )
 
 
@@ -242,6 +264,36 @@ class KnowledgeBaseOut(BaseModel):
     documents: int | None = None
     chunks: int | None = None
     configured: bool = False
+    description: str = ""
+    owned: bool = Field(default=False, description="The caller created it (and may change it).")
+    shared: bool = Field(default=True, description="Everyone may see it and its owner's files.")
+    default_agent: str | None = None
+    created_at: datetime | None = None
+
+
+class KnowledgeBaseDetail(KnowledgeBaseOut):
+    files: list[DocumentOut] = Field(
+        default_factory=list, description="Its documents the caller may see, newest first."
+    )
+
+
+class KnowledgeBaseCreate(BaseModel):
+    name: str = Field(pattern=KB_NAME, description="1-64 letters, digits, '.', '_' or '-'.")
+    description: str = Field(default="", max_length=2000)
+    default_agent: str | None = Field(
+        default=None, max_length=100, description="The agent that answers over it."
+    )
+
+
+class KnowledgeBaseUpdate(BaseModel):
+    name: str | None = Field(default=None, pattern=KB_NAME, description="A new name.")
+    description: str | None = Field(default=None, max_length=2000)
+    default_agent: str | None = Field(
+        default=None, max_length=100, description="The agent that answers over it; '' clears."
+    )
+    shared: bool | None = Field(
+        default=None, description="true: everyone may see it and your documents in it."
+    )
 
 
 # -- OpenAI-compatible ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from ragchat.api.services.health import HealthService
 from ragchat.api.services.identity import CookieSigner
 from ragchat.api.services.jobs import FairJobQueue
 from ragchat.api.services.kbs import KnowledgeBaseRegistry
+from ragchat.api.services.knowledge_bases import KnowledgeBaseCatalogue
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
@@ -46,6 +47,7 @@ class AppState:
     query: QueryService
     health: HealthService
     openai: OpenAIAdapter
+    kbs: KnowledgeBaseCatalogue
 
     @classmethod
     def build(
@@ -62,6 +64,14 @@ class AppState:
         registry = access.registry
         per_ip = api.rate_limit_per_ip_per_minute
         executor = FairJobQueue(api.ingest_slots)
+        config = engine.app_config
+        kbs = KnowledgeBaseCatalogue(
+            store,
+            access,
+            {name: kb.description for name, kb in config.knowledge_bases.items()},
+            [a.name for a in config.kb_agents()],
+        )
+        access.sharers = kbs.sharers
         return cls(
             settings=settings,
             store=store,
@@ -77,14 +87,15 @@ class AppState:
             ),
             streams=StreamSlots(api.max_concurrent_streams),
             executor=executor,
-            chat=ChatService(settings, store, engine),
+            chat=ChatService(settings, store, engine, kbs),
             documents=DocumentService(
                 settings, store, access, executor, build_ingester(settings, embedder)
             ),
             sessions=SessionService(store, memory, settings.memory),
-            query=QueryService(engine, access.kb_visible),
+            query=QueryService(engine, lambda user, kb: kbs.find(user, kb) is not None),
             health=HealthService(settings, store, engine, embedder, registry),
-            openai=OpenAIAdapter(engine, settings.history_turns),
+            openai=OpenAIAdapter(engine, settings.history_turns, kbs),
+            kbs=kbs,
         )
 
 

@@ -15,6 +15,7 @@ from ragchat.store.rows import (
     ConversationRow,
     JobRow,
     JobStatus,
+    KnowledgeBaseRow,
     MemoryRow,
     MessageRow,
     MessageStatus,
@@ -82,6 +83,12 @@ class ConversationRepository(Protocol):
     def set_assigned_agent(
         self, user_id: str, conversation_id: str, agent: str | None
     ) -> ConversationRow: ...
+
+    def set_knowledge_bases(
+        self, user_id: str, conversation_id: str, storages: Sequence[str]
+    ) -> ConversationRow:
+        """Binds the conversation to these knowledge bases (storage names; [] unbinds)."""
+        ...
 
     def set_user_profile(
         self, user_id: str, conversation_id: str, profile: Mapping[str, Any]
@@ -242,12 +249,52 @@ class MemoryRepository(Protocol):
         ...
 
 
+class KnowledgeBaseRepository(Protocol):
+    """Knowledge bases created over the API (owner, name, description, sharing)."""
+
+    def create_kb(
+        self,
+        name: str,
+        owner_id: str | None,
+        *,
+        description: str = "",
+        default_agent: str | None = None,
+        shared: bool = False,
+        storage: str | None = None,
+    ) -> KnowledgeBaseRow:
+        """``Conflict`` when ``name`` (or ``storage``, default ``name``) is any row's name or
+        storage."""
+        ...
+
+    def list_kbs(self) -> list[KnowledgeBaseRow]: ...
+
+    def find_kb(self, name: str) -> KnowledgeBaseRow | None:
+        """By current name, else by storage name."""
+        ...
+
+    def kbs_by_storage(self, storages: Sequence[str]) -> dict[str, KnowledgeBaseRow]: ...
+
+    def update_kb(
+        self,
+        storage: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        default_agent: str | None = None,
+        clear_default_agent: bool = False,
+        shared: bool | None = None,
+    ) -> KnowledgeBaseRow: ...
+
+    def delete_kb_row(self, storage: str) -> None: ...
+
+
 class Store(
     UserRepository,
     ConversationRepository,
     MessageRepository,
     JobRepository,
     MemoryRepository,
+    KnowledgeBaseRepository,
     Protocol,
 ):
     def cleanup(self, now: datetime | None = None) -> list[str]:

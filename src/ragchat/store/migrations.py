@@ -16,10 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import (
+    Boolean,
     Column,
     Connection,
     Engine,
     Float,
+    ForeignKey,
     Integer,
     MetaData,
     String,
@@ -115,11 +117,40 @@ def _v4_rate_limits(conn: Connection) -> None:
     ).create(conn)
 
 
+def _v5_knowledge_bases(conn: Connection) -> None:
+    """``knowledge_bases``: the ones users create over the API (owner, description, sharing);
+    ``conversations.knowledge_bases``: what a conversation is bound to."""
+    column_type = JsonType.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE conversations ADD COLUMN knowledge_bases {column_type}"))
+    meta = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+    Table("users", meta, Column("id", String(36), primary_key=True))
+    Table(
+        "knowledge_bases",
+        meta,
+        Column("storage", String(200), primary_key=True),
+        Column("name", String(200), nullable=False, unique=True),
+        Column("owner_id", String(36), ForeignKey("users.id", ondelete="SET NULL"), index=True),
+        Column("description", Text, nullable=False),
+        Column("default_agent", String(100)),
+        Column("shared", Boolean, nullable=False),
+        Column("created_at", UTCDateTime(), nullable=False),
+        Column("updated_at", UTCDateTime(), nullable=False),
+    ).create(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", create_v1),
     Migration(2, "conversation user profile", _v2_conversation_profile),
     Migration(3, "conversation crisis flag", _v3_conversation_crisis),
     Migration(4, "rate limits", _v4_rate_limits),
+    Migration(5, "knowledge bases", _v5_knowledge_bases),
 )
 
 

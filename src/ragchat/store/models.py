@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -105,6 +106,9 @@ class ConversationRecord(Base):
     user_profile: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     # When the safety stage first saw self-harm intent here (schema v3); None: never.
     crisis_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The knowledge bases (storage names) the conversation is bound to (schema v5); None: none,
+    # the configured agents answer from their own.
+    knowledge_bases: Mapped[list[str] | None] = mapped_column(JsonType)
 
 
 class MessageRecord(Base):
@@ -140,6 +144,25 @@ class IngestionJobRecord(Base):
     done: Mapped[int] = mapped_column(Integer)
     message: Mapped[str] = mapped_column(Text)
     result: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class KnowledgeBaseRecord(Base):
+    """A knowledge base a user created over the API (schema v5). Knowledge bases without a row
+    (the configured samples, ``ragchat ingest``) are shared. ``storage`` is where its indexes
+    live and never changes; ``name`` is what people call it and changes on rename."""
+
+    __tablename__ = "knowledge_bases"
+
+    storage: Mapped[str] = mapped_column(String(200), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    owner_id: Mapped[str | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), index=True
+    )
+    description: Mapped[str] = mapped_column(Text)
+    default_agent: Mapped[str | None] = mapped_column(String(100))
+    shared: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 

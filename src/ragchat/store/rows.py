@@ -56,6 +56,8 @@ class ConversationRow(Row):
     expires_at: datetime | None
     # When self-harm intent was first seen in the conversation (it stays flagged).
     crisis_at: datetime | None = None
+    # The knowledge bases (storage names) the conversation is bound to; [] for none.
+    knowledge_bases: list[str] = []
 
     @property
     def crisis(self) -> bool:
@@ -65,6 +67,11 @@ class ConversationRow(Row):
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value  # rows from before the column existed
+
+    @field_validator("knowledge_bases", mode="before")
+    @classmethod
+    def _none_is_no_list(cls, value: Any) -> Any:
+        return [] if value is None else value
 
 
 class MessageRow(Row):
@@ -99,6 +106,21 @@ class ConversationChanges(Row):
     assigned_agent: str | None
     user_profile: dict[str, Any] | None = None
     crisis: bool = False
+
+
+class KnowledgeBaseRow(Row):
+    """A knowledge base created over the API: ``storage`` names its indexes (fixed at
+    creation), ``name`` is what its users call it (changes on rename). ``owner_id`` None: the
+    owner's account is gone (only an operator can reach it)."""
+
+    storage: str
+    name: str
+    owner_id: str | None
+    description: str
+    default_agent: str | None
+    shared: bool
+    created_at: datetime
+    updated_at: datetime
 
 
 class JobRow(Row):

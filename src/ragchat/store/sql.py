@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from ragchat.errors import Conflict, NotFound
 from ragchat.store._core import Clock, SqlCore, new_id, utcnow
 from ragchat.store._jobs import JobsMixin
+from ragchat.store._kbs import KnowledgeBasesMixin
 from ragchat.store._messages import DRAFT, MessagesMixin
 from ragchat.store.models import ApiKeyRecord, ConversationRecord, UserRecord
 from ragchat.store.rows import ApiKeyRow, ConversationRow, MessageRow, User, UserKind
@@ -27,7 +28,7 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class SqlStore(MessagesMixin, JobsMixin, SqlCore):
+class SqlStore(MessagesMixin, JobsMixin, KnowledgeBasesMixin, SqlCore):
     """All repositories over one engine. ``session_ttl`` is what ``cleanup`` expires with."""
 
     def __init__(
@@ -168,6 +169,7 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
             last_activity_at=now,
             expires_at=None,
             crisis_at=None,
+            knowledge_bases=None,
         )
         s.add(record)
         return record
@@ -202,6 +204,15 @@ class SqlStore(MessagesMixin, JobsMixin, SqlCore):
         with self._tx() as s:
             record = _owned(s, user_id, conversation_id)
             record.assigned_agent, record.updated_at = agent, self._now()
+            return ConversationRow.model_validate(record)
+
+    def set_knowledge_bases(
+        self, user_id: str, conversation_id: str, storages: Sequence[str]
+    ) -> ConversationRow:
+        with self._tx() as s:
+            record = _owned(s, user_id, conversation_id)
+            record.knowledge_bases = list(storages) or None
+            record.updated_at = self._now()
             return ConversationRow.model_validate(record)
 
     def set_user_profile(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragchat.agents.config import AgentConfig
@@ -22,6 +22,7 @@ from ragchat.agents.shared.steps import Step, choose
 from ragchat.agents.shared.streaming import Streamer
 from ragchat.agents.types import Turn
 from ragchat.agents.wiring import AgentWiring
+from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
 from ragchat.safety.delimit import DOCUMENTS_INSTRUCTION, neutralise
@@ -69,22 +70,75 @@ def _search(wiring: AgentWiring, agent: AgentConfig, query: str, turn: Turn) -> 
     """Book-wide, chapter-aware (``options.chapter``) or selected-text-only
     (``options.selected_text``: that passage is the only context) retrieval over the documents
     the turn's user may see; the chapter and selection modes apply only to agents with
-    ``textbook_modes``."""
+    ``textbook_modes``. A conversation bound to several knowledge bases searches each and
+    merges the results (``merge_results``)."""
     options = turn.options
-    retriever = wiring.knowledge.retriever(agent, options.kb)
+    names = options.searched
+    if len(names) <= 1:
+        return _search_one(wiring, agent, query, turn, names[0] if names else None)
+    return merge_results([_search_one(wiring, agent, query, turn, name) for name in names])
+
+
+def _search_one(
+    wiring: AgentWiring, agent: AgentConfig, query: str, turn: Turn, kb: str | None
+) -> RetrievalResult:
+    options = turn.options
+    knowledge = wiring.knowledge
+    try:
+        retriever = knowledge.retriever(agent, kb)
+    except KnowledgeBaseNotFound:
+        if not options.kbs:
+            raise
+        # A knowledge base of the user's that holds no document yet (or was just deleted):
+        # nothing to answer from, which is a refusal, not an error.
+        note = f"knowledge base {kb!r} has no documents yet"
+        return RetrievalResult(query=query, hits=[], no_answer=True, notes=[note])
     selected = options.selected_text
     if agent.textbook_modes and selected and selected.strip():
         return retriever.retrieve_from_text(query, selected)
-    knowledge = wiring.knowledge
-    filters: dict[str, Any] = dict(knowledge.visibility(agent, options.kb, turn.user_id))
+    filters: dict[str, Any] = dict(knowledge.visibility(agent, kb, turn.user_id))
     if agent.textbook_modes and options.chapter:
         filters["chapter"] = options.chapter
     result = retriever.retrieve(query, top_k=options.top_k, filters=filters or None)
-    return knowledge.as_seen_by(agent, options.kb, turn.user_id, result)
+    return knowledge.as_seen_by(agent, kb, turn.user_id, result)
+
+
+def _comparable(hit: Hit) -> float:
+    """A score that means the same in every knowledge base: the cross-encoder's when there is
+    one, else the dense cosine (fused scores are normalised per result list)."""
+    scores = hit.scores
+    return float(scores.get("rerank", scores.get("dense", hit.score)))
+
+
+def merge_results(results: Sequence[RetrievalResult]) -> RetrievalResult:
+    """One result from several knowledge bases' results for the same query: the passages of
+    those that passed their relevance gate, best first by a comparable score, as many as the
+    longest list held; NO_ANSWER only when every one refused."""
+    answered = [r for r in results if r.hits and not r.no_answer]
+    if not answered:
+        return max(results, key=lambda r: r.relevance)
+    hits = sorted((h for r in answered for h in r.hits), key=_comparable, reverse=True)
+    timings: dict[str, float] = {}
+    for r in results:
+        for step, ms in r.timings.items():
+            timings[step] = round(timings.get(step, 0.0) + ms, 3)
+    best = max(answered, key=lambda r: r.relevance)
+    return replace(
+        best,
+        hits=hits[: max(len(r.hits) for r in answered)],
+        relevance=best.relevance,
+        expanded_queries=[q for r in results for q in r.expanded_queries],
+        timings=timings,
+        notes=[n for r in results for n in r.notes],
+    )
 
 
 def gate_threshold(wiring: AgentWiring, agent: AgentConfig, turn: Turn) -> float | None:
-    return wiring.knowledge.retriever(agent, turn.options.kb).config.gate_threshold
+    names = turn.options.searched
+    try:
+        return wiring.knowledge.retriever(agent, names[0] if names else None).config.gate_threshold
+    except KnowledgeBaseNotFound:
+        return agent.retrieval_settings(wiring.settings.retrieval).gate_threshold
 
 
 def retrieval_mode(agent: AgentConfig, turn: Turn) -> RetrievalMode:

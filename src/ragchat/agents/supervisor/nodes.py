@@ -22,7 +22,7 @@ from ragchat.agents.supervisor.state import SAFETY_AGENT, SUPERVISOR_AGENT, Supe
 from ragchat.agents.supervisor.steps import AgentRouter, Router, RouteRequest
 from ragchat.agents.types import Turn, TurnResult
 from ragchat.agents.wiring import AgentWiring
-from ragchat.errors import LLMOutputError
+from ragchat.errors import ConfigError, LLMOutputError
 from ragchat.safety.crisis import after_crisis
 
 CRISIS_CATEGORY = "self_harm"
@@ -46,6 +46,11 @@ class SupervisorNodes:
         self.first_route = first_route
         self.sup = wiring.app_config.supervisor
         self.clock = wiring.clock
+        kb_agents = wiring.app_config.kb_agents()
+        self.kb_agents = [a.name for a in kb_agents]
+        # Chooses among the agents that answer over a conversation's knowledge bases, only
+        # when there are several (built on first use).
+        self.kb_router = AgentRouter(wiring.embedder, wiring.app_config, kb_agents)
 
     # -- safety ---------------------------------------------------------------------------------
     @timed("safety")
@@ -90,10 +95,14 @@ class SupervisorNodes:
         """(the routing, the message the agent should see)."""
         message = turn.message
         current = turn.assigned_agent if turn.assigned_agent in self.agents else None
+        if current is not None and not turn.options.kbs and self._needs_kbs(current):
+            current = None  # unbound from its knowledge bases: route the message afresh
         forced = turn.options.agent
         if forced:
             changed = current is not None and forced != current
             return Routing(forced, "agent requested explicitly", 1.0, changed, "forced"), message
+        if turn.options.kbs:
+            return self._route_kb(turn, current), message
         if current is None:
             return await self.first_route.run(RouteRequest(message, turn.history)), message
         remainder = split_switch(message, self.sup.switch_phrases)
@@ -120,6 +129,40 @@ class SupervisorNodes:
         confidence = decision.confidence if decision.agent == current else 0.0
         reasoning = f"session-sticky: the conversation is assigned to {current}"
         return Routing(current, reasoning, confidence, False, "sticky", scores=scores), message
+
+    def _needs_kbs(self, name: str) -> bool:
+        agent = self.wiring.app_config.agents[name]
+        return agent.any_knowledge_base and not agent.knowledge_base
+
+    def _route_kb(self, turn: Turn, current: str | None) -> Routing:
+        """A conversation bound to knowledge bases is answered by an agent that can answer
+        over any of them: the knowledge base's own choice, else the conversation's agent when
+        it is one of them, else the only one, else the embedding router's pick among them."""
+        candidates = self.kb_agents
+        if not candidates:
+            raise ConfigError(
+                "no agent answers over a conversation's knowledge bases: set "
+                "any_knowledge_base = true on a knowledge-base agent in the agents config"
+            )
+        chosen = turn.options.kb_agent
+        if chosen in candidates:
+            moved = current is not None and chosen != current
+            return Routing(chosen, "the knowledge base's agent", 1.0, moved, "knowledge_base")
+        if current in candidates:
+            reasoning = f"session-sticky: the conversation is assigned to {current}"
+            return Routing(current, reasoning, 1.0, False, "sticky")
+        if len(candidates) == 1:
+            reasoning = "the agent for the conversation's knowledge bases"
+            return Routing(candidates[0], reasoning, 1.0, current is not None, "knowledge_base")
+        decision = self.kb_router.route(turn.message, turn.history)
+        return Routing(
+            decision.agent,
+            decision.reasoning,
+            decision.confidence,
+            current is not None,
+            "embedding",
+            scores=dict(decision.scores),
+        )
 
     @timed("route")
     async def route(self, state: SupervisorState) -> Update:

@@ -7,9 +7,10 @@ change of topic (``routing.should_reassign``); ``AgentRouter`` builds it once fo
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ragchat.agents.config import AppConfig, SupervisorConfig
+from ragchat.agents.config import AgentConfig, AppConfig, SupervisorConfig
 from ragchat.agents.heuristics import AgentCard, EmbeddingRouter, RouteDecision, make_title
 from ragchat.agents.metadata import Routing
 from ragchat.agents.shared.prompting import history_text
@@ -41,13 +42,18 @@ Titler = Step[TitleRequest, str]
 
 
 class AgentRouter:
-    """The embedding router over the routable agents, built (cards embedded) on first use."""
+    """The embedding router over the routable agents (or the ``agents`` given), built (cards
+    embedded) on first use."""
 
-    def __init__(self, embedder: Embedder, app_config: AppConfig) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        app_config: AppConfig,
+        agents: Sequence[AgentConfig] | None = None,
+    ) -> None:
         self.embedder = embedder
-        self.cards = [
-            AgentCard(a.name, a.description, tuple(a.examples)) for a in app_config.routable()
-        ]
+        chosen = app_config.routable() if agents is None else agents
+        self.cards = [AgentCard(a.name, a.description, tuple(a.examples)) for a in chosen]
         self._router: EmbeddingRouter | None = None
         self._lock = threading.Lock()
 

@@ -19,6 +19,7 @@ from ragchat.api.schemas import (
     ChatResponse,
     EndSessionRequest,
     EndSessionResponse,
+    kb_list,
 )
 from ragchat.api.services._sync import run_sync
 from ragchat.api.services.chat import TurnOutcome
@@ -79,9 +80,16 @@ async def answer_json(
     *,
     by_session_id: bool = False,
     anonymous: bool = False,
+    kb: list[str] | None = None,
 ) -> ChatResponse:
     turn = await state.chat.prepare(
-        user_id, conversation_id, message, agent, by_session_id=by_session_id, anonymous=anonymous
+        user_id,
+        conversation_id,
+        message,
+        agent,
+        by_session_id=by_session_id,
+        anonymous=anonymous,
+        kb=kb,
     )
     outcome = await state.chat.run(turn)
     background.add_task(state.chat.auto_title, turn, outcome.result.reply)
@@ -97,6 +105,7 @@ async def answer_stream(
     *,
     by_session_id: bool = False,
     anonymous: bool = False,
+    kb: list[str] | None = None,
 ) -> EventStreamResponse:
     """Takes a stream slot first (503 when full), so a refused stream stores nothing."""
     state.streams.acquire()
@@ -108,6 +117,7 @@ async def answer_stream(
             agent,
             by_session_id=by_session_id,
             anonymous=anonymous,
+            kb=kb,
         )
     except BaseException:
         state.streams.release()
@@ -138,7 +148,8 @@ async def chat(
     """Creates the conversation when ``session_id`` is omitted or new (a caller without a
     key or cookie starts an anonymous session, which continues by its id alone); any other
     conversation opens for its owner only. The agent chosen on the
-    first message stays assigned (session-sticky) unless the topic clearly changes."""
+    first message stays assigned (session-sticky) unless the topic clearly changes. ``kb``
+    binds the conversation to knowledge bases: replies then cite only their documents."""
     return await answer_json(
         state,
         background,
@@ -148,6 +159,7 @@ async def chat(
         body.agent,
         by_session_id=True,
         anonymous=me.via == "new",
+        kb=kb_list(body.kb),
     )
 
 
@@ -166,6 +178,7 @@ async def chat_stream(body: ChatRequest, me: LimitedUser, state: State) -> Event
         body.agent,
         by_session_id=True,
         anonymous=me.via == "new",
+        kb=kb_list(body.kb),
     )
 
 

@@ -14,8 +14,11 @@ from ragchat.api.schemas import (
     ConversationRename,
     MessageCreate,
     MessageOut,
+    kb_list,
 )
 from ragchat.api.services._sync import run_sync
+from ragchat.api.state import AppState
+from ragchat.store.rows import ConversationRow
 
 from .chat import SSE_DOC, answer_json, answer_stream
 
@@ -30,23 +33,43 @@ async def list_conversations(
     offset: int = Query(0, ge=0),
 ) -> list[ConversationOut]:
     rows = await run_sync(state.store.list_conversations, me.user_id, limit, offset)
-    return [ConversationOut.model_validate(c) for c in rows]
+    return await run_sync(_outs, state, me.user_id, rows)
+
+
+def _outs(state: AppState, user_id: str, rows: list[ConversationRow]) -> list[ConversationOut]:
+    """Each conversation with the names its knowledge bases have now (renames show)."""
+    out = []
+    for row in rows:
+        names = state.kbs.names_by_storage(user_id, row.knowledge_bases)
+        out.append(ConversationOut.model_validate(row).model_copy(update={"kb": names}))
+    return out
+
+
+async def _out(state: AppState, user_id: str, row: ConversationRow) -> ConversationOut:
+    return (await run_sync(_outs, state, user_id, [row]))[0]
+
+
+def _create(state: AppState, user_id: str, body: ConversationCreate) -> ConversationRow:
+    bound = state.chat.bound(user_id, kb_list(body.kb))  # 404 before anything is stored
+    row = state.store.create_conversation(user_id, body.title)
+    if bound:
+        row = state.store.set_knowledge_bases(user_id, row.id, [v.storage for v in bound])
+    return row
 
 
 @router.post("", response_model=ConversationOut, status_code=201, summary="Start a conversation")
 async def create_conversation(
     body: ConversationCreate, me: CurrentUser, state: State
 ) -> ConversationOut:
-    return ConversationOut.model_validate(
-        await run_sync(state.store.create_conversation, me.user_id, body.title)
-    )
+    """``kb`` binds it to knowledge bases the caller may see (404
+    ``knowledge_base_not_visible`` otherwise): every reply then cites only their documents."""
+    return await _out(state, me.user_id, await run_sync(_create, state, me.user_id, body))
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut, summary="One conversation")
 async def get_conversation(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
-    return ConversationOut.model_validate(
-        await run_sync(state.store.get_conversation, me.user_id, conversation_id)
-    )
+    row = await run_sync(state.store.get_conversation, me.user_id, conversation_id)
+    return await _out(state, me.user_id, row)
 
 
 @router.patch("/{conversation_id}", response_model=ConversationOut, summary="Rename")
@@ -54,9 +77,8 @@ async def rename_conversation(
     conversation_id: str, body: ConversationRename, me: CurrentUser, state: State
 ) -> ConversationOut:
     title = " ".join(body.title.split())
-    return ConversationOut.model_validate(
-        await run_sync(state.store.rename, me.user_id, conversation_id, title)
-    )
+    row = await run_sync(state.store.rename, me.user_id, conversation_id, title)
+    return await _out(state, me.user_id, row)
 
 
 @router.post(
@@ -65,9 +87,8 @@ async def rename_conversation(
     summary="Regenerate the title from the first exchange",
 )
 async def regenerate_title(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
-    return ConversationOut.model_validate(
-        await state.chat.regenerate_title(me.user_id, conversation_id)
-    )
+    row = await state.chat.regenerate_title(me.user_id, conversation_id)
+    return await _out(state, me.user_id, row)
 
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete with its messages")
@@ -105,8 +126,11 @@ async def post_message(
     background: BackgroundTasks,
     stream: bool = Query(False),
 ) -> ChatResponse | Response:
+    kb = kb_list(body.kb)
     if stream or "text/event-stream" in request.headers.get("accept", ""):
-        return await answer_stream(state, me.user_id, conversation_id, body.message, body.agent)
+        return await answer_stream(
+            state, me.user_id, conversation_id, body.message, body.agent, kb=kb
+        )
     return await answer_json(
-        state, background, me.user_id, conversation_id, body.message, body.agent
+        state, background, me.user_id, conversation_id, body.message, body.agent, kb=kb
     )

@@ -1,8 +1,8 @@
 """Knowledge base documents: upload (a background ingestion job), list, delete; job status.
 
-Uploads land in the shared knowledge base (every agent over it can cite them); the uploader
-owns them. Shared documents (samples) can't be deleted over HTTP (403); another user's upload
-is a 404, exactly like a missing document."""
+Uploads land in the knowledge base the caller names (created for them when they have none by
+that name); the uploader owns them. Shared documents (samples) can't be deleted over HTTP
+(403); another user's upload is a 404, exactly like a missing document."""
 
 from __future__ import annotations
 
@@ -17,29 +17,16 @@ from ragchat.api.schemas import (
     DocumentOut,
     JobAccepted,
     JobOut,
-    KnowledgeBaseOut,
     PassageOut,
 )
 from ragchat.api.services._sync import run_sync
 from ragchat.api.services.access import safe_filename
 from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes
+from ragchat.api.state import AppState
+from ragchat.errors import KnowledgeBaseNotFound
 
 SUFFIXES = "Files: .pdf .md .markdown .vtt .txt .jsonl"
 router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 415: ERRORS[404]})
-
-
-@router.get("/kb", response_model=list[KnowledgeBaseOut], summary="Knowledge bases")
-async def list_kbs(me: CurrentUser, state: State) -> list[KnowledgeBaseOut]:
-    report = await run_sync(state.health.knowledge_bases)
-    ok = {
-        n: bool(info.get("configured")) for n, info in report[0].items() if info["status"] == "ok"
-    }
-    seen = await run_sync(state.documents.counts, me.user_id, list(ok))
-    return [
-        KnowledgeBaseOut(name=name, documents=docs, chunks=chunks, configured=ok[name])
-        for name, (docs, chunks) in seen.items()
-        if docs or ok[name]
-    ]
 
 
 @router.get(
@@ -74,27 +61,27 @@ async def upload_documents(
     state: State,
     files: Annotated[list[UploadFile] | None, File(description=SUFFIXES)] = None,
 ) -> JobAccepted:
-    """The knowledge base is created if it does not exist. Poll ``GET /jobs/{job_id}``."""
+    """A knowledge base the caller does not have yet is created, private to them. Poll
+    ``GET /jobs/{job_id}``."""
     check_kb_name(name)
     uploads = files or []
     check_suffixes([safe_filename(f.filename or "") for f in uploads])
     data = [Upload(f.filename or "upload", await f.read()) for f in uploads]
-    paths = await run_sync(state.documents.save_uploads, me.user_id, name, data)
-    job = await run_sync(state.documents.start_job, me.user_id, name, paths)
-    return JobAccepted(job_id=job.id, kb=name, status=job.status, files=[p.name for p in paths])
+    kb = await run_sync(state.kbs.for_upload, me.user_id, name)
+    paths = await run_sync(state.documents.save_uploads, me.user_id, kb.storage, data)
+    job = await run_sync(state.documents.start_job, me.user_id, kb.storage, paths)
+    return JobAccepted(job_id=job.id, kb=kb.name, status=job.status, files=[p.name for p in paths])
 
 
-@router.get(
-    "/kb/{name}/documents",
-    response_model=list[DocumentOut],
-    summary="Documents with chunk counts (shared ones and the caller's uploads)",
-)
-async def list_documents(name: str, me: CurrentUser, state: State) -> list[DocumentOut]:
-    check_kb_name(name)
-    views = await run_sync(state.documents.visible, me.user_id, name)
+def document_outs(state: AppState, user_id: str, storage: str) -> list[DocumentOut]:
+    """The documents of a knowledge base the caller may see, newest first."""
+    try:
+        views = state.documents.visible(user_id, storage)
+    except KnowledgeBaseNotFound:  # created, nothing uploaded yet
+        views = []
     out = []
     for v in views:
-        file, title = v.shown_to(me.user_id)
+        file, title = v.shown_to(user_id)
         out.append(
             DocumentOut(
                 doc_id=v.row.doc_id,
@@ -107,14 +94,28 @@ async def list_documents(name: str, me: CurrentUser, state: State) -> list[Docum
                 shared=v.shared,
             )
         )
+    out.sort(key=lambda d: d.added_at, reverse=True)
     return out
+
+
+@router.get(
+    "/kb/{name}/documents",
+    response_model=list[DocumentOut],
+    summary="Documents with chunk counts (shared ones and the caller's uploads)",
+)
+async def list_documents(name: str, me: CurrentUser, state: State) -> list[DocumentOut]:
+    check_kb_name(name)
+    kb = await run_sync(state.kbs.resolve, me.user_id, name)
+    return await run_sync(document_outs, state, me.user_id, kb.storage)
 
 
 @router.delete(
     "/kb/{name}/documents/{doc_id}", status_code=204, summary="Delete one of your documents"
 )
 async def delete_document(name: str, doc_id: str, me: CurrentUser, state: State) -> Response:
-    await run_sync(state.documents.delete, me.user_id, name, doc_id)
+    check_kb_name(name)
+    kb = await run_sync(state.kbs.resolve, me.user_id, name)
+    await run_sync(state.documents.delete, me.user_id, kb.storage, doc_id)
     return Response(status_code=204)
 
 

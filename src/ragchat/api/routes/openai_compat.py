@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 
 from ragchat.api.deps import LimitedOpenAIUser, OpenAIUser, State
 from ragchat.api.schemas import ERRORS, OpenAIChatRequest
+from ragchat.api.services._sync import run_sync
 from ragchat.api.services.openai import models_payload
 from ragchat.api.sse import EventStreamResponse, sse_event
 
@@ -19,9 +20,14 @@ router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERRORS)
 STARTED = int(time.time())
 
 
-@router.get("/models", summary="The agents, as models ('ragchat' routes between them)")
+@router.get(
+    "/models",
+    summary="The agents, as models ('ragchat' routes between them), and the caller's knowledge "
+    "bases as 'kb/<name>'",
+)
 async def list_models(me: OpenAIUser, state: State) -> dict[str, Any]:
-    return models_payload(state.engine, STARTED)
+    kbs = [v.name for v in await run_sync(state.kbs.visible, me.user_id)]
+    return models_payload(state.engine, STARTED, kbs)
 
 
 @router.post(
@@ -35,7 +41,7 @@ async def chat_completions(
     messages = [(m.role, m.content) for m in body.messages]
     if not body.stream:
         return JSONResponse(await state.openai.complete(me.user_id, body.model, messages))
-    prepared = state.openai.prepare_stream(body.model, messages)
+    prepared = await state.openai.prepare_stream(body.model, messages, me.user_id)
     state.streams.acquire()
 
     async def events() -> Any:

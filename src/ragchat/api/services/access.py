@@ -16,7 +16,7 @@ import re
 import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,10 +94,22 @@ class DocumentView:
         return Path(label.source.partition("#")[0]).name, label.title
 
 
+# Knowledge base → the user folders whose uploads there everyone who may see it may read: its
+# owner's, once the owner shared a knowledge base they created (``knowledge_bases.py``).
+Sharers = Callable[[str], Collection[str]]
+
+
+def _nobody(kb: str) -> Collection[str]:
+    return ()
+
+
 class DocumentAccess:
-    def __init__(self, uploads: Path, registry: KnowledgeBaseRegistry) -> None:
+    def __init__(
+        self, uploads: Path, registry: KnowledgeBaseRegistry, sharers: Sharers = _nobody
+    ) -> None:
         self.uploads = uploads.resolve()
         self.registry = registry
+        self.sharers = sharers
         # Per live KnowledgeBase instance and its version: an embedded write swaps in a new
         # instance; a shared store's instance lives on while other processes write to it, so
         # its entries are also keyed by the store's version (revision and count).
@@ -140,8 +152,13 @@ class DocumentAccess:
         return views
 
     def visible(self, user_id: str, kb: str) -> list[DocumentView]:
-        """Shared documents and the caller's own uploads."""
-        return [v for v in self.views(kb) if v.visible_to(user_id)]
+        """Shared documents, the caller's own uploads and those of a shared knowledge base's
+        owner."""
+        return self.filter(user_id, kb, self.views(kb))
+
+    def filter(self, user_id: str, kb: str, views: Sequence[DocumentView]) -> list[DocumentView]:
+        sharers = frozenset(self.sharers(kb))
+        return [v for v in views if v.visible_to(user_id) or v.owners & sharers]
 
     def kb_visible(self, user_id: str, kb: str) -> bool:
         """Whether ``kb`` exists and holds a document ``user_id`` may see (else asking it
@@ -178,8 +195,8 @@ class DocumentAccess:
         if not self._others_uploaded(kb, user_id, views):
             return {}
         found = {}
-        for view in views if views is not None else self.views(kb):
-            if view.visible_to(user_id) and (label := view.label_for(user_id)) is not None:
+        for view in self.filter(user_id, kb, views if views is not None else self.views(kb)):
+            if (label := view.label_for(user_id)) is not None:
                 found[view.row.doc_id] = label
         return found
 
@@ -197,5 +214,7 @@ class DocumentAccess:
             # A shared store has no snapshot, and another process may be writing a document
             # this one has not read yet (its chunks are searchable before its document row):
             # fail closed, only what is known to be visible passes.
-            return Only(tuple(v.row.doc_id for v in views if v.visible_to(user_id)))
-        return tuple(v.row.doc_id for v in self.views(kb, base) if not v.visible_to(user_id))
+            return Only(tuple(v.row.doc_id for v in self.filter(user_id, kb, views)))
+        views = self.views(kb, base)
+        seen = {v.row.doc_id for v in self.filter(user_id, kb, views)}
+        return tuple(v.row.doc_id for v in views if v.row.doc_id not in seen)

@@ -33,6 +33,7 @@ from ragchat.types import Citation
 
 from ._sync import run_sync
 from .engine_loop import Engine
+from .knowledge_bases import NOT_VISIBLE, KnowledgeBaseCatalogue, KnowledgeBaseView
 from .sessions import session_owner
 
 log = logging.getLogger(__name__)
@@ -68,10 +69,18 @@ class TurnOutcome:
 
 
 class ChatService:
-    def __init__(self, settings: Settings, store: Store, engine: Engine) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        engine: Engine,
+        kbs: KnowledgeBaseCatalogue | None = None,
+    ) -> None:
+        """``kbs``: the knowledge bases a conversation may be bound to (without it, none)."""
         self.settings = settings
         self.store = store
         self.engine = engine
+        self.kbs = kbs
         # Replies this process is answering: their leases are renewed (``leases.py``) so that
         # other servers on the database know a "streaming" row here is alive.
         self._in_flight: set[str] = set()
@@ -96,6 +105,38 @@ class ChatService:
             raise ApiError(400, "unknown_agent", f"Unknown agent {agent!r}; configured: {known}.")
         return text
 
+    def bound(self, user_id: str, names: list[str] | None) -> list[KnowledgeBaseView] | None:
+        """The knowledge bases ``names`` (``kb`` of a request) as the caller may see them, in
+        order; 404 ``knowledge_base_not_visible`` for any other. None: not given."""
+        if names is None:
+            return None
+        if names and self.kbs is None:
+            raise ApiError(400, "invalid_input", "This server binds no knowledge bases.")
+        return self.kbs.resolve_all(user_id, names) if self.kbs is not None else []
+
+    def _binding(
+        self, user_id: str, conv: ConversationRow, given: list[KnowledgeBaseView] | None
+    ) -> tuple[ConversationRow, list[KnowledgeBaseView]]:
+        """What this turn searches: ``given`` (stored on the conversation when it changed),
+        else what the conversation was bound to, as far as the caller may still see it."""
+        if given is not None:
+            storages = [v.storage for v in given]
+            if storages != conv.knowledge_bases:
+                conv = self.store.set_knowledge_bases(user_id, conv.id, storages)
+            return conv, given
+        if not conv.knowledge_bases or self.kbs is None:
+            return conv, []
+        views = [self.kbs.find(user_id, s) for s in conv.knowledge_bases]
+        kept = [v for v in views if v is not None]
+        if not kept:
+            raise ApiError(
+                404,
+                NOT_VISIBLE,
+                "The knowledge base this conversation was bound to is gone or no longer "
+                "visible to you; send kb to bind it to another.",
+            )
+        return conv, kept
+
     def _prepare(
         self,
         user_id: str,
@@ -104,15 +145,19 @@ class ChatService:
         agent: str | None,
         by_session_id: bool,
         anonymous: bool,
+        kb: list[str] | None = None,
     ) -> PreparedTurn:
         text = self.check(message, agent)
+        given = self.bound(user_id, kb)  # before anything is stored
         history = []
         if conversation_id is None:  # one commit; a new conversation has no history to read
             conv, user_message, reply_message = self.store.start_conversation(user_id, text)
+            conv, views = self._binding(user_id, conv, given)
         else:
             if by_session_id:  # the turn runs as the conversation's owner
                 user_id = session_owner(self.store, user_id, conversation_id, anonymous=anonymous)
             conv = self.store.get_conversation(user_id, conversation_id)
+            conv, views = self._binding(user_id, conv, given)  # may refuse: nothing stored yet
             history = self.store.recent_history(conv.id, self.settings.history_turns)
             user_message, reply_message = self.store.begin_turn(conv.id, text)
         with self._in_flight_lock:
@@ -130,7 +175,11 @@ class ChatService:
             conversation=conv,
             state=state,
             message=text,
-            options=TurnOptions(agent=agent),
+            options=TurnOptions(
+                agent=agent,
+                kbs=tuple(v.storage for v in views),
+                kb_agent=next((v.default_agent for v in views if v.default_agent), None),
+            ),
             user_message=user_message,
             reply_message=reply_message,
             first_exchange=not history and conv.title is None,
@@ -145,12 +194,14 @@ class ChatService:
         *,
         by_session_id: bool = False,
         anonymous: bool = False,
+        kb: list[str] | None = None,
     ) -> PreparedTurn:
         """``by_session_id``: the rules of ``sessions.session_owner`` (an unknown id starts
         that conversation, ``anonymous`` for a caller without identity; an anonymous session
-        opens by its id); otherwise the caller's own conversation or 404."""
+        opens by its id); otherwise the caller's own conversation or 404. ``kb``: bind the
+        conversation to these knowledge bases (None keeps its binding)."""
         return await run_sync(
-            self._prepare, user_id, conversation_id, message, agent, by_session_id, anonymous
+            self._prepare, user_id, conversation_id, message, agent, by_session_id, anonymous, kb
         )
 
     # -- finishing a turn ----------------------------------------------------------------------

@@ -60,6 +60,9 @@ def check_kb_name(name: str) -> str:
 
 
 def check_suffixes(filenames: Sequence[str]) -> None:
+    """At least one file, each of a type a loader reads (nothing is saved otherwise)."""
+    if not filenames:
+        raise ApiError(400, "no_files", "Attach at least one file (multipart field 'files').")
     bad = sorted({Path(n).suffix.lower() or "(none)" for n in filenames} - set(SUPPORTED_SUFFIXES))
     if bad:
         raise ApiError(
@@ -154,7 +157,7 @@ class DocumentService:
                 views = self.access.views(kb, base)
                 parent = base.get_chunks([chunk.parent_id]) if chunk.parent_id else []
             view = next((v for v in views if v.row.doc_id == chunk.doc_id), None)
-            if view is not None and view.visible_to(user_id):
+            if view is not None and self.access.filter(user_id, kb, [view]):
                 label = view.label_for(user_id)
                 if label is not None:
                     chunk = chunk.named(label)
@@ -166,8 +169,6 @@ class DocumentService:
     def save_uploads(self, user_id: str, kb: str, files: Sequence[Upload]) -> list[Path]:
         """Writes the files (validated first: nothing is saved if one is refused)."""
         check_kb_name(kb)
-        if not files:
-            raise ApiError(400, "no_files", "Attach at least one file (multipart field 'files').")
         names = [safe_filename(f.filename) for f in files]
         check_suffixes(names)
         folder = self.uploads / kb / user_folder(user_id)
@@ -366,6 +367,8 @@ class DocumentService:
         mine = user_folder(user_id)
         own = [p for p in view.sources if self.access.owner_of_path(kb, p) == mine]
         rest = [p for p in view.sources if p not in own]
+        if not own:  # the owner's document of a knowledge base they shared
+            raise ApiError(403, "forbidden", "Only the person who uploaded it can delete it.")
         # A request does not wait out another upload's save for long: it says try again.
         with self.registry.writing(kb, timeout_s=LOCK_TIMEOUT_S) as target:
             if rest:

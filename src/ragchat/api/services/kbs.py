@@ -25,7 +25,7 @@ from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFou
 from ragchat.index import stores
 from ragchat.index.base import Embedder, Matrix, SearchableKB, Vector, WritableKB
 from ragchat.index.generations import WriteLock
-from ragchat.index.kb import KnowledgeBase, validate_name
+from ragchat.index.kb import LOCK_TIMEOUT_S, KnowledgeBase, validate_name
 from ragchat.settings import Settings
 from ragchat.types import Chunk
 
@@ -240,6 +240,22 @@ class KnowledgeBaseRegistry:
             if old is not None:
                 old.close()
         log.info("knowledge base %s reloaded (%d vectors)", name, kb.child_count())
+
+    def remove(self, name: str) -> None:
+        """Deletes the knowledge base's indexes (after any write in progress), and forgets
+        its live instance; a missing one is no error."""
+        with self._writer_lock(name):
+            lock = self._write_lock(name)
+            lock.acquire(LOCK_TIMEOUT_S)
+            try:
+                with self._lock:
+                    live = self._live.pop(name, None)
+                    if live is not None:
+                        live.close()
+                if name in self.names():
+                    self._delete(name)
+            finally:
+                lock.release()
 
     def close(self) -> None:
         with self._lock:

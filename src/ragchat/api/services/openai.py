@@ -3,8 +3,10 @@ Open WebUI, LibreChat) can use ragchat as a model.
 
 Stateless by design: the request's earlier messages are the history, its last user message is
 the turn, nothing is stored. Model "ragchat" is the supervisor (routing); every configured
-agent is also a model. Citations travel in an extra ``citations`` field on the message (or on
-the last chunk when streaming), which clients that do not know it ignore."""
+agent is also a model, and so is every knowledge base the caller may see, as ``kb/<name>``
+(answered by its knowledge-base agent, citing only its documents). Citations travel in an
+extra ``citations`` field on the message (or on the last chunk when streaming), which clients
+that do not know it ignore."""
 
 from __future__ import annotations
 
@@ -18,25 +20,32 @@ import anyio
 from ragchat.agents.events import CitationsEvent, MetadataEvent, TokenEvent
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError, as_api_error
+from ragchat.errors import InvalidKnowledgeBaseName
 from ragchat.types import HistoryMessage
 
+from ._sync import run_sync
 from .chat import public_citation
 from .engine_loop import Engine
+from .knowledge_bases import KnowledgeBaseCatalogue
 
 SUPERVISOR_MODEL = "ragchat"
 OWNED_BY = "ragchat"
 
 
-def model_ids(engine: Engine) -> list[str]:
-    return [SUPERVISOR_MODEL, *sorted(engine.agents)]
+KB_MODEL_PREFIX = "kb/"
 
 
-def models_payload(engine: Engine, created: int) -> dict[str, Any]:
+def model_ids(engine: Engine, kbs: Sequence[str] = ()) -> list[str]:
+    """The supervisor, every agent, and ``kb/<name>`` for each knowledge base in ``kbs``."""
+    return [SUPERVISOR_MODEL, *sorted(engine.agents), *(KB_MODEL_PREFIX + k for k in kbs)]
+
+
+def models_payload(engine: Engine, created: int, kbs: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "object": "list",
         "data": [
             {"id": m, "object": "model", "created": created, "owned_by": OWNED_BY}
-            for m in model_ids(engine)
+            for m in model_ids(engine, kbs)
         ],
     }
 
@@ -73,25 +82,44 @@ def split_turn(messages: Sequence[tuple[str, Any]], keep: int) -> tuple[list[His
 
 
 class OpenAIAdapter:
-    def __init__(self, engine: Engine, history_turns: int) -> None:
+    """``kbs``: the knowledge bases offered as models ``kb/<name>`` (each caller sees the
+    ones they may see); without it, only the agents are models."""
+
+    def __init__(
+        self, engine: Engine, history_turns: int, kbs: KnowledgeBaseCatalogue | None = None
+    ) -> None:
         self.engine = engine
         self.keep = 2 * history_turns
+        self.kbs = kbs
 
-    def options_for(self, model: str) -> TurnOptions:
+    def visible_models(self, user_id: str) -> list[str]:
+        kbs = [] if self.kbs is None else [v.name for v in self.kbs.visible(user_id)]
+        return model_ids(self.engine, kbs)
+
+    def options_for(self, model: str, user_id: str = "") -> TurnOptions:
         if model == SUPERVISOR_MODEL:
             return TurnOptions()
         if model in self.engine.agents:
             return TurnOptions(agent=model)
+        name = model.removeprefix(KB_MODEL_PREFIX)
+        if model.startswith(KB_MODEL_PREFIX) and self.kbs is not None:
+            try:
+                view = self.kbs.find(user_id, name)
+            except InvalidKnowledgeBaseName:
+                view = None
+            if view is not None:
+                return TurnOptions(kbs=(view.storage,), kb_agent=view.default_agent)
         raise ApiError(
             404,
             "model_not_found",
-            f"The model {model!r} does not exist; available: {', '.join(model_ids(self.engine))}.",
+            f"The model {model!r} does not exist; available: "
+            f"{', '.join(self.visible_models(user_id))}.",
         )
 
     def _turn(
-        self, model: str, messages: Sequence[tuple[str, Any]]
+        self, model: str, messages: Sequence[tuple[str, Any]], user_id: str = ""
     ) -> tuple[ConversationState, str, TurnOptions]:
-        options = self.options_for(model)
+        options = self.options_for(model, user_id)
         history, message = split_turn(messages, self.keep)
         state = ConversationState(conversation_id=f"openai-{uuid.uuid4().hex}", history=history)
         return state, message, options
@@ -99,7 +127,7 @@ class OpenAIAdapter:
     async def complete(
         self, user_id: str, model: str, messages: Sequence[tuple[str, Any]]
     ) -> dict[str, Any]:
-        state, message, options = self._turn(model, messages)
+        state, message, options = await run_sync(self._turn, model, messages, user_id)
         result = await self.engine.run_turn(
             conversation=state, message=message, user_id=user_id, options=options
         )
@@ -125,11 +153,11 @@ class OpenAIAdapter:
             "agent": result.agent,
         }
 
-    def prepare_stream(
-        self, model: str, messages: Sequence[tuple[str, Any]]
+    async def prepare_stream(
+        self, model: str, messages: Sequence[tuple[str, Any]], user_id: str = ""
     ) -> tuple[ConversationState, str, TurnOptions]:
         """Validates before the response starts, so errors are still plain HTTP errors."""
-        return self._turn(model, messages)
+        return await run_sync(self._turn, model, messages, user_id)
 
     async def stream(
         self,

@@ -26,6 +26,7 @@ const els = {
   send: $("#send"),
   stop: $("#stop"),
   agent: $("#agent-select"),
+  kb: $("#kb-choice"),
   title: $("#conv-title"),
   health: $("#health"),
   sidebar: $("#sidebar"),
@@ -186,6 +187,7 @@ async function openConversation(id) {
   }
   if (token !== state.loadToken) return;
   setTitle(conv.title);
+  chooseKb((conv.kb || [])[0] || "");
   clear(els.thread);
   for (const m of messages) {
     if (m.role === "user") els.thread.append(userMessage(m.content));
@@ -228,7 +230,7 @@ async function send() {
   let id = state.activeId;
   if (!id) {
     try {
-      const conv = await api.createConversation();
+      const conv = await api.createConversation(boundKbs());
       id = conv.id;
       state.activeId = id; // before the hash changes, so route() keeps this pane
       sidebar.upsert(conv);
@@ -255,7 +257,8 @@ async function send() {
   let content = "";
   let settled = false;
   try {
-    for await (const { event, data } of streamTurn(id, text, els.agent.value, controller.signal)) {
+    const turn = streamTurn(id, text, els.agent.value, controller.signal, boundKbs());
+    for await (const { event, data } of turn) {
       if (event === "metadata") {
         reply.update({ agent: data.agent });
       } else if (event === "token") {
@@ -324,6 +327,34 @@ function stop() {
   if (state.streaming) state.streaming.abort();
 }
 
+// -- knowledge bases to answer from ---------------------------------------------------------
+function boundKbs() {
+  return els.kb.value ? [els.kb.value] : [];
+}
+
+function chooseKb(name) {
+  if (name && ![...els.kb.options].some((o) => o.value === name))
+    els.kb.append(h("option", { value: name, text: name }));
+  els.kb.value = name;
+  document.body.dataset.kb = name;
+}
+
+async function loadKbChoices() {
+  let kbs = [];
+  try {
+    kbs = await api.knowledgeBases();
+  } catch {
+    return;
+  }
+  const keep = els.kb.value;
+  clear(els.kb).append(h("option", { value: "", text: "All agents" }));
+  for (const kb of kbs) {
+    const label = kb.owned ? `${kb.name} (yours)` : kb.name;
+    els.kb.append(h("option", { value: kb.name, text: label, title: kb.description || "" }));
+  }
+  els.kb.value = kbs.some((kb) => kb.name === keep) ? keep : "";
+}
+
 // -- health and agents ----------------------------------------------------------------------
 async function loadHealth() {
   let health;
@@ -337,8 +368,9 @@ async function loadHealth() {
   // "healthy" since the replaced systems' clients share /health; older servers said "ok".
   const healthy = health.status === "healthy" || health.status === "ok";
   els.health.dataset.status = healthy ? "ok" : health.status;
-  els.health.textContent =
-    healthy ? "All systems ok" : `Degraded: ${(health.degraded || []).join(", ")}`;
+  els.health.textContent = healthy
+    ? "All systems ok"
+    : `Degraded: ${(health.degraded || []).join(", ")}`;
   els.health.title = `ragchat ${health.version || ""}`.trim();
   const keep = els.agent.value;
   clear(els.agent).append(h("option", { value: "", text: "Auto (best agent)" }));
@@ -372,8 +404,14 @@ function wire() {
   $("#new-chat").addEventListener("click", () => navigate(null));
   $("#open-kb").addEventListener("click", () =>
     openKnowledgeBases({
-      onChanged: loadHealth,
-      preferred: sidebar.get(state.activeId)?.assigned_agent || null,
+      onChanged: () => Promise.all([loadHealth(), loadKbChoices()]),
+      onChat: (name) => {
+        closePanel();
+        navigate(null);
+        loadKbChoices().then(() => chooseKb(name));
+        els.input.focus();
+      },
+      preferred: els.kb.value || sidebar.get(state.activeId)?.assigned_agent || null,
     }),
   );
   $("#panel-close").addEventListener("click", closePanel);
@@ -413,7 +451,11 @@ async function main() {
   } catch (err) {
     toast(errorText(err));
   }
-  await Promise.all([sidebar.refresh().catch((err) => toast(errorText(err))), loadHealth()]);
+  await Promise.all([
+    sidebar.refresh().catch((err) => toast(errorText(err))),
+    loadHealth(),
+    loadKbChoices(),
+  ]);
   await route();
   document.body.dataset.ready = "true"; // for tests: the first view is complete
 }

@@ -69,9 +69,12 @@ export const api = {
   me: () => request("GET", "/users/me"),
   health: () => request("GET", "/health"),
   knowledgeBases: () => request("GET", "/kb"),
+  createKnowledgeBase: (name, description) =>
+    request("POST", "/kb", { json: { name, description } }),
+  deleteKnowledgeBase: (name) => request("DELETE", `/kb/${enc(name)}`),
 
   conversations: () => request("GET", "/conversations?limit=200"),
-  createConversation: () => request("POST", "/conversations", { json: {} }),
+  createConversation: (kb = []) => request("POST", "/conversations", { json: { kb } }),
   conversation: (id) => request("GET", `/conversations/${enc(id)}`),
   rename: (id, title) => request("PATCH", `/conversations/${enc(id)}`, { json: { title } }),
   regenerateTitle: (id) => request("POST", `/conversations/${enc(id)}/title`),
@@ -95,9 +98,10 @@ export const api = {
  * One chat turn, streamed: yields {event, data} for each Server-Sent Event of
  * POST /conversations/{id}/messages?stream=true (metadata → token… → citations → final, or
  * error). Abort `signal` to stop: the server stores the partial reply as interrupted.
+ * `kb`: the knowledge bases the conversation answers from ([] for the agents' own).
  */
-export async function* streamTurn(conversationId, message, agent, signal) {
-  const json = { message };
+export async function* streamTurn(conversationId, message, agent, signal, kb = []) {
+  const json = { message, kb };
   if (agent) json.agent = agent;
   const response = await send(
     "POST",

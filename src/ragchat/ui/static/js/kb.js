@@ -1,5 +1,6 @@
-// The knowledge-base panel: pick a knowledge base, upload files (an ingestion job whose
-// progress is polled from GET /jobs/{id}), list documents with chunk counts, delete your own.
+// The knowledge-base panel: pick or create a knowledge base, upload files (an ingestion job
+// whose progress is polled from GET /jobs/{id}), list documents with chunk counts, delete your
+// own documents or knowledge bases, and start a chat that answers from one.
 
 import { api } from "./api.js";
 import { clear, h } from "./dom.js";
@@ -12,12 +13,98 @@ const STORAGE_KEY = "ragchat.kb";
 
 /** preferred: a knowledge base to show when none was picked before (e.g. the one named like
  * the conversation's agent). */
-export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = {}) {
-  let current = localStorage.getItem(STORAGE_KEY) || preferred || "";
+export function openKnowledgeBases({
+  onChanged = () => {},
+  onChat = () => {},
+  preferred = null,
+} = {}) {
+  let current = preferred || localStorage.getItem(STORAGE_KEY) || "";
   let alive = true;
+  let infos = [];
 
   const select = h("select", { id: "kb-select", class: "input" });
   const countLine = h("p", { class: "muted kb-counts" });
+  const about = h("p", { class: "muted small kb-about" });
+  const chatBtn = h(
+    "button",
+    { type: "button", id: "kb-chat", class: "btn btn-primary", onclick: () => onChat(current) },
+    "Chat with this knowledge base",
+  );
+  const deleteKbBtn = h(
+    "button",
+    { type: "button", id: "kb-delete", class: "btn btn-danger", hidden: true, onclick: removeKb },
+    "Delete knowledge base",
+  );
+  const newName = h("input", {
+    id: "kb-new-name",
+    class: "input",
+    required: true,
+    maxlength: "64",
+    pattern: "[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}",
+    placeholder: "e.g. hobbies",
+    "aria-describedby": "kb-new-help",
+  });
+  const newDesc = h("input", {
+    id: "kb-new-description",
+    class: "input",
+    maxlength: "2000",
+    placeholder: "What is in it (optional)",
+  });
+  const createForm = h(
+    "form",
+    { id: "kb-new", class: "kb-new", hidden: true },
+    h("label", { for: "kb-new-name", class: "field-label", text: "Name" }),
+    newName,
+    h("p", {
+      id: "kb-new-help",
+      class: "muted small",
+      text: "Letters, digits, '.', '_' or '-'. Only you see it until you share it.",
+    }),
+    h("label", { for: "kb-new-description", class: "field-label", text: "Description" }),
+    newDesc,
+    h(
+      "div",
+      { class: "dialog-actions" },
+      h("button", { type: "submit", id: "kb-new-create", class: "btn btn-primary" }, "Create"),
+      h(
+        "button",
+        { type: "button", class: "btn", onclick: () => (createForm.hidden = true) },
+        "Cancel",
+      ),
+    ),
+  );
+  const newBtn = h(
+    "button",
+    {
+      type: "button",
+      id: "kb-new-open",
+      class: "btn btn-ghost",
+      onclick: () => {
+        createForm.hidden = false;
+        newName.focus();
+      },
+    },
+    icon("plus", 16),
+    "New knowledge base",
+  );
+  createForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const name = newName.value.trim();
+    try {
+      await api.createKnowledgeBase(name, newDesc.value.trim());
+    } catch (err) {
+      toast(errorText(err));
+      return;
+    }
+    newName.value = "";
+    newDesc.value = "";
+    createForm.hidden = true;
+    current = name;
+    localStorage.setItem(STORAGE_KEY, current);
+    toast(`Created ${name}. Add documents to it below.`, { kind: "info", ms: 3000 });
+    await loadKbs();
+    onChanged();
+  });
   const docsList = h("ul", { class: "docs", "aria-label": "Documents" });
   const docsHeading = h("h3", { class: "panel-h", text: "Documents" });
   const jobs = h("ul", { class: "jobs", "aria-label": "Uploads" });
@@ -57,6 +144,7 @@ export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = 
   select.addEventListener("change", () => {
     current = select.value;
     localStorage.setItem(STORAGE_KEY, current);
+    showInfo();
     loadDocuments();
   });
 
@@ -67,19 +155,54 @@ export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = 
     } catch (err) {
       toast(errorText(err));
     }
+    infos = kbs;
     clear(select);
-    for (const kb of kbs) select.append(h("option", { value: kb.name, text: kb.name }));
+    for (const kb of kbs) {
+      const label = kb.owned ? `${kb.name} (yours${kb.shared ? ", shared" : ""})` : kb.name;
+      select.append(h("option", { value: kb.name, text: label }));
+    }
     if (!kbs.length) {
       select.append(h("option", { value: "", text: "No knowledge bases" }));
       return;
     }
     if (!kbs.some((kb) => kb.name === current)) current = kbs[0].name;
     select.value = current;
-    const info = kbs.find((kb) => kb.name === current);
+    showInfo();
+    await loadDocuments();
+  }
+
+  function showInfo() {
+    const info = infos.find((kb) => kb.name === current);
     countLine.textContent = info
       ? `${info.documents ?? "?"} documents · ${info.chunks ?? "?"} chunks`
       : "";
-    await loadDocuments();
+    const whose = !info
+      ? ""
+      : info.owned
+        ? info.shared
+          ? "Yours, shared with everyone."
+          : "Yours: only you see it."
+        : "Shared.";
+    about.textContent = info ? [info.description, whose].filter(Boolean).join(" ") : "";
+    deleteKbBtn.hidden = !(info && info.owned);
+  }
+
+  async function removeKb() {
+    const kb = current;
+    const yes = await confirmDialog({
+      title: "Delete knowledge base?",
+      message: `“${kb}” and every document in it will be deleted.`,
+    });
+    if (!yes) return;
+    try {
+      await api.deleteKnowledgeBase(kb);
+      toast(`Deleted ${kb}.`, { kind: "info", ms: 3000 });
+    } catch (err) {
+      toast(errorText(err));
+    }
+    current = "";
+    await loadKbs();
+    onChanged();
   }
 
   let loads = 0; // only the latest listing is shown (the selection may change mid-request)
@@ -210,7 +333,7 @@ export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = 
         );
         if (errors.length)
           row.append(h("p", { class: "msg-error small", text: errors.join("; ") }));
-        if (alive && kb === current) await loadDocuments();
+        if (alive && kb === current) await loadKbs();
         else
           toast(`${names}: ${info.message}`, { kind: info.status === "done" ? "info" : "error" });
         onChanged();
@@ -226,6 +349,9 @@ export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = 
     h("label", { for: "kb-select", class: "field-label", text: "Knowledge base" }),
     select,
     countLine,
+    about,
+    h("div", { class: "kb-actions" }, chatBtn, newBtn, deleteKbBtn),
+    createForm,
     h("h3", { class: "panel-h", text: "Add documents" }),
     drop,
     jobs,
