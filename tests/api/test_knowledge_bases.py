@@ -168,9 +168,16 @@ def test_rename_and_delete(client: TestClient) -> None:
 
 
 def test_a_knowledge_base_is_a_model_over_v1(client: TestClient) -> None:
+    # /v1 clients (the openai SDK, Open WebUI) identify with an API key.
+    user = client.post("/users", json={"display_name": "Ada", "create_api_key": True}).json()
+    client = TestClient(
+        client.app, headers={"Authorization": f"Bearer {user['api_key']['secret']}"}
+    )
     make_hobbies(client, "clubs")
     models = [m["id"] for m in client.get("/v1/models").json()["data"]]
     assert "kb/clubs" in models and "kb/medical" in models and "ragchat" in models
+    anonymous = [m["id"] for m in TestClient(client.app).get("/v1/models").json()["data"]]
+    assert "kb/clubs" not in anonymous and "kb/medical" in anonymous
     reply = client.post(
         "/v1/chat/completions",
         json={
