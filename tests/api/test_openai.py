@@ -23,7 +23,18 @@ def sdk(app: FastAPI, api_key: str = "anything") -> openai.OpenAI:
 def test_models_lists_the_supervisor_and_every_agent(real_app: FastAPI) -> None:
     ids = [m.id for m in sdk(real_app).models.list()]
     assert ids[0] == "ragchat"
-    assert set(ids) == {"ragchat", "support", "medical", "parenting", "tutor", "companion"}
+    agents = {i for i in ids if not i.startswith("kb/")}
+    assert agents == {
+        "ragchat",
+        "support",
+        "medical",
+        "parenting",
+        "tutor",
+        "documents",
+        "companion",
+    }
+    # ... and every knowledge base the caller may see, as a model of its own.
+    assert {"kb/medical", "kb/parenting", "kb/textbook"} <= set(ids)
 
 
 def test_chat_completion_non_streaming(real_app: FastAPI) -> None:
