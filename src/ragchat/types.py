@@ -154,11 +154,12 @@ class Chunk:
             title = md.get("slide_title") or ""
             return f"slide {md['slide']}" + (f" — {title}" if title else "")
         if "sheet" in md:
-            rows = md.get("rows")
+            sheet, rows = str(md["sheet"]), md.get("rows")
             if not rows:
-                return str(md["sheet"])
-            a, b = rows
-            return f"{md['sheet']}, " + (f"row {a}" if a == b else f"rows {a}–{b}")
+                return sheet
+            a, b = rows[0], rows[-1]
+            span = f"row {a}" if a == b else f"rows {a}–{b}"
+            return f"{sheet}, {span}" if sheet else span
         if md.get("heading_path"):
             return " > ".join(md["heading_path"])
         return ""
@@ -264,6 +265,6 @@ def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Cita
         speakers=tuple(md.get("speakers") or ()),
         chapter=None if chapter is None else str(chapter),
         slide=int(md["slide"]) if "slide" in md else None,
-        sheet=str(md["sheet"]) if "sheet" in md else None,
+        sheet=(str(md["sheet"]) or None) if "sheet" in md else None,
         rows=(int(rows[0]), int(rows[-1])) if rows else None,
     )
