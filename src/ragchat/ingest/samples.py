@@ -41,6 +41,10 @@ class Expect:
     row: int | None = None  # a spreadsheet row number inside the cited row range
     chapter: int | None = None
     page: int | None = None
+    answer: str | None = None  # words a right reply contains (case-insensitive)
+
+    def answered(self, reply: str) -> bool | None:
+        return None if self.answer is None else self.answer.lower() in reply.lower()
 
     def matches(self, citation: dict[str, Any]) -> bool:
         if Path(str(citation.get("source", ""))).name != self.file:
@@ -246,23 +250,44 @@ SAMPLES = [
         [
             (
                 "When does the clinic open on weekdays?",
-                Expect("handbook.docx", heading="Opening hours"),
+                Expect("handbook.docx", heading="Opening hours", answer="7:30"),
             ),
-            ("Who vaccinates children and when?", Expect("handbook.docx", heading="Children")),
-            ("Where is yellow fever vaccine given?", Expect("handbook.docx", heading="Travel")),
-            ("How much does a blood test cost?", Expect("handbook.docx", heading="Fees")),
-            ("Where can patients park?", Expect("handbook.docx", heading="Parking")),
+            (
+                "Who vaccinates children and when?",
+                Expect("handbook.docx", heading="Children", answer="Wednesday"),
+            ),
+            (
+                "Where is yellow fever vaccine given?",
+                Expect("handbook.docx", heading="Travel", answer="Dock Street"),
+            ),
+            (
+                "How much does a blood test cost?",
+                Expect("handbook.docx", heading="Fees", answer="28 EUR"),
+            ),
+            (
+                "Where can patients park?",
+                Expect("handbook.docx", heading="Parking", answer="building B"),
+            ),
         ],
     ),
     Sample(
         "review.pptx",
         write_pptx,
         [
-            ("How many visits were there this quarter?", Expect("review.pptx", slide=2)),
-            ("What was the median waiting time?", Expect("review.pptx", slide=3)),
-            ("When does the sleep clinic open?", Expect("review.pptx", slide=4)),
-            ("How much did the new X-ray unit cost?", Expect("review.pptx", slide=5)),
-            ("How many nurses work at Dock Street?", Expect("review.pptx", slide=6)),
+            (
+                "How many visits were there this quarter?",
+                Expect("review.pptx", slide=2, answer="12,400"),
+            ),
+            (
+                "What was the median waiting time?",
+                Expect("review.pptx", slide=3, answer="11 minutes"),
+            ),
+            ("When does the sleep clinic open?", Expect("review.pptx", slide=4, answer="January")),
+            (
+                "How much did the new X-ray unit cost?",
+                Expect("review.pptx", slide=5, answer="84,000"),
+            ),
+            ("How many nurses work at Dock Street?", Expect("review.pptx", slide=6, answer="11")),
         ],
     ),
     Sample(
@@ -271,20 +296,23 @@ SAMPLES = [
         [
             (
                 "What is the maximum daily dose of ibuprofen?",
-                Expect("formulary.xlsx", sheet="Formulary", row=5),
+                Expect("formulary.xlsx", sheet="Formulary", row=5, answer="1200 mg"),
             ),
-            ("How often is omeprazole taken?", Expect("formulary.xlsx", sheet="Formulary", row=8)),
+            (
+                "How often is omeprazole taken?",
+                Expect("formulary.xlsx", sheet="Formulary", row=8, answer="before breakfast"),
+            ),
             (
                 "What is the adult dose of metformin?",
-                Expect("formulary.xlsx", sheet="Formulary", row=9),
+                Expect("formulary.xlsx", sheet="Formulary", row=9, answer="500 mg"),
             ),
             (
                 "What is Mei Tanaka's phone extension?",
-                Expect("formulary.xlsx", sheet="Staff", row=4),
+                Expect("formulary.xlsx", sheet="Staff", row=4, answer="4302"),
             ),
             (
                 "Which site does Dr. Lars Berg work at?",
-                Expect("formulary.xlsx", sheet="Staff", row=3),
+                Expect("formulary.xlsx", sheet="Staff", row=3, answer="Hill Road"),
             ),
         ],
     ),
@@ -300,14 +328,17 @@ SAMPLES = [
         "visiting.html",
         write_html,
         [
-            ("Which bus goes to the clinic?", Expect("visiting.html", heading="By bus")),
+            (
+                "Which bus goes to the clinic?",
+                Expect("visiting.html", heading="By bus", answer="42"),
+            ),
             (
                 "How much does the car park on Quay Lane cost?",
-                Expect("visiting.html", heading="By car"),
+                Expect("visiting.html", heading="By car", answer="2 EUR"),
             ),
             (
                 "What is the phone number of the cardiology ward?",
-                Expect("visiting.html", heading="Ward phone numbers"),
+                Expect("visiting.html", heading="Ward phone numbers", answer="0301 555 0122"),
             ),
         ],
     ),
@@ -315,25 +346,46 @@ SAMPLES = [
         "guide.epub",
         write_epub,
         [
-            ("What does the nurse measure at the first visit?", Expect("guide.epub", chapter=1)),
-            ("Should children use a spacer with an inhaler?", Expect("guide.epub", chapter=2)),
-            ("How many hours of sleep do adults need?", Expect("guide.epub", chapter=3)),
-            ("When can I drive after a general anaesthetic?", Expect("guide.epub", chapter=4)),
+            (
+                "What does the nurse measure at the first visit?",
+                Expect("guide.epub", chapter=1, answer="blood pressure"),
+            ),
+            (
+                "Should children use a spacer with an inhaler?",
+                Expect("guide.epub", chapter=2, answer="spacer"),
+            ),
+            (
+                "How many hours of sleep do adults need?",
+                Expect("guide.epub", chapter=3, answer="seven to nine"),
+            ),
+            (
+                "When can I drive after a general anaesthetic?",
+                Expect("guide.epub", chapter=4, answer="24 hours"),
+            ),
         ],
     ),
     Sample(
         "discharge-scan.pdf",
         write_scanned_pdf,
         [
-            ("What was the patient admitted with?", Expect("discharge-scan.pdf", page=1)),
-            ("When should the patient see the GP?", Expect("discharge-scan.pdf", page=2)),
+            (
+                "What was the patient admitted with?",
+                Expect("discharge-scan.pdf", page=1, answer="pneumonia"),
+            ),
+            (
+                "When should the patient see the GP?",
+                Expect("discharge-scan.pdf", page=2, answer="two weeks"),
+            ),
         ],
     ),
     Sample(
         "prescription.png",
         write_png,
         [
-            ("For how many days should amoxicillin be taken?", Expect("prescription.png", page=1)),
+            (
+                "For how many days should amoxicillin be taken?",
+                Expect("prescription.png", page=1, answer="7 days"),
+            ),
         ],
     ),
 ]
