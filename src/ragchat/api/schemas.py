@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
 
+from ragchat.ingest.registry import SUPPORTED_SUFFIXES
+
 MAX_MESSAGE_CHARS = 8000
 QUESTION = "The question (``query`` is accepted as its other name)."
 AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
@@ -269,6 +271,8 @@ class KnowledgeBaseOut(BaseModel):
     shared: bool = Field(default=True, description="Everyone may see it and its owner's files.")
     default_agent: str | None = None
     created_at: datetime | None = None
+    # The file suffixes an upload may have (every knowledge base reads the same formats).
+    file_types: list[str] = Field(default_factory=lambda: list(SUPPORTED_SUFFIXES))
 
 
 class KnowledgeBaseDetail(KnowledgeBaseOut):

@@ -34,6 +34,7 @@ from ragchat.settings import ChunkingSettings
 from ragchat.types import Chunk, LoadedDocument, Section, TimedSpan
 
 _WORD_START = re.compile(r"\s(?=\S)")
+_NEWLINE = re.compile("\n")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class _Segment:
         scanning every later cue for each chunk took 45 s for a 100,000-cue transcript."""
         starts = [s.start_char for s in self.spans]
         return starts if all(a <= b for a, b in pairwise(starts)) else None
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Offsets where each line begins: a table's row of a chunk, by bisection."""
+        return [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
 
     def section_at(self, offset: int) -> Section:
         return self.sections[max(bisect_right(self.starts, offset) - 1, 0)]
@@ -98,7 +104,8 @@ class Chunker:
         # retrieval unit the corpus was judged on, unless a record is very long.
         size = self.settings.record_size if doc.kind == "jsonl" else self.size
         for seg in self._segments(doc):
-            windows = self._windows(seg, size)
+            table = seg.sections[0].table and not seg.spans
+            windows = self._row_windows(seg, size) if table else self._windows(seg, size)
             for group in self._group(windows, max(size, self.settings.parent_size)):
                 pa, pb = group[0][0], group[-1][1]
                 first = seg.section_at(pa)
@@ -200,6 +207,28 @@ class Chunker:
             prev_end = end
         return windows
 
+    def _row_windows(self, seg: _Segment, size: int) -> list[tuple[int, int]]:
+        """A table's rows packed whole into windows of at most ``size``, without overlap.
+
+        Every row names its columns (``ingest.tables``), so a window needs nothing repeated
+        from another. A row longer than ``size`` is a window of its own, and only a row longer
+        than a parent is cut like prose.
+        """
+        text = seg.text
+        windows: list[tuple[int, int]] = []
+        open_ = False  # may the last window take the next row?
+        for a, b in _line_spans(text):
+            if b - a > max(size, self.settings.parent_size):
+                part = _Segment(text[a:b], seg.sections, (0,))
+                windows.extend((a + x, a + y) for x, y in self._windows(part, size))
+                open_ = False
+            elif open_ and b - windows[-1][0] <= size:
+                windows[-1] = (windows[-1][0], b)
+            else:
+                windows.append((a, b))
+                open_ = True
+        return windows
+
     def _time_limit(self, seg: _Segment, start: int) -> int | None:
         """End offset of the last caption within ``vtt_child_seconds`` of the window's start."""
         if not seg.spans:
@@ -237,7 +266,13 @@ class Chunker:
 
     @staticmethod
     def _metadata(base: dict[str, Any], seg: _Segment, a: int, b: int) -> dict[str, Any]:
-        meta = {**base, **seg.section_at(a).metadata}
+        section = seg.section_at(a)
+        meta = {**base, **section.metadata}
+        if section.table:
+            meta["table"] = True
+            rows = _rows_between(seg, section.row_numbers, a, b)
+            if rows is not None:
+                meta["rows"] = rows
         if seg.spans:
             first = bisect_right(seg.span_ends, a)
             starts = seg.span_starts
@@ -268,6 +303,27 @@ class Chunker:
                     ],
                 )
         return meta
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    start = 0
+    for line in text.split("\n"):
+        if line.strip():
+            spans.append((start, start + len(line)))
+        start += len(line) + 1
+    return spans
+
+
+def _rows_between(seg: _Segment, numbers: tuple[int, ...], a: int, b: int) -> list[int] | None:
+    """First and last row number of the table lines in ``seg.text[a:b]`` (one per line)."""
+    if not numbers:
+        return None
+    first = bisect_right(seg.line_starts, a) - 1
+    last = bisect_right(seg.line_starts, max(a, b - 1)) - 1
+    if last >= len(numbers):  # the text no longer has one line per row: cite no rows
+        return None
+    return [numbers[first], numbers[last]]
 
 
 def _find_break(text: str, start: int, limit: int, min_end: int) -> int:

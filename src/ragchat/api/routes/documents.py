@@ -24,8 +24,9 @@ from ragchat.api.services.access import safe_filename
 from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes
 from ragchat.api.state import AppState
 from ragchat.errors import KnowledgeBaseNotFound
+from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 
-SUFFIXES = "Files: .pdf .md .markdown .vtt .txt .jsonl"
+SUFFIXES = "Files: " + " ".join(SUPPORTED_SUFFIXES)
 router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 415: ERRORS[404]})
 
 

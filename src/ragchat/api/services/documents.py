@@ -60,15 +60,17 @@ def check_kb_name(name: str) -> str:
 
 
 def check_suffixes(filenames: Sequence[str]) -> None:
-    """At least one file, each of a type a loader reads (nothing is saved otherwise)."""
+    """At least one file, each of a type ragchat reads (nothing is saved otherwise); the
+    415 names each one that is not, with its type."""
     if not filenames:
         raise ApiError(400, "no_files", "Attach at least one file (multipart field 'files').")
-    bad = sorted({Path(n).suffix.lower() or "(none)" for n in filenames} - set(SUPPORTED_SUFFIXES))
+    bad = [n for n in filenames if Path(n).suffix.lower() not in SUPPORTED_SUFFIXES]
     if bad:
+        named = ", ".join(f"{n} ({Path(n).suffix.lower() or 'no suffix'})" for n in bad)
         raise ApiError(
             415,
             "unsupported_file_type",
-            f"Unsupported file type {', '.join(bad)}; supported: {' '.join(SUPPORTED_SUFFIXES)}.",
+            f"Unsupported file type: {named}; supported: {' '.join(SUPPORTED_SUFFIXES)}.",
         )
 
 
