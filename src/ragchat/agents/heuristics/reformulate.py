@@ -28,7 +28,9 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from ragchat.agents.heuristics import referents
 from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
+from ragchat.agents.heuristics.referents import PERSON, PLURAL
 from ragchat.types import HistoryMessage
 
 # Question vocabulary that does not name a topic by itself.
@@ -64,6 +66,13 @@ _DEMONSTRATIVE = re.compile(
 _DET_NOUN = re.compile(
     r"\b(?:this|that|these|those|the same)\s+(?:medicine|medication|drug|pill|pills|tablet|"
     r"tablets|condition|illness|disease|treatment|problem)\b",
+    re.IGNORECASE,
+)
+# "Does that make you drowsy?", "Is this normal?", "Will those affect my pay?": a
+# demonstrative as the subject of a question.
+_DEMONSTRATIVE_SUBJECT = re.compile(
+    r"\b(?:does|do|did|can|could|will|would|should|is|are|was|were|has|have|might|may)\s+"
+    r"(?:that|this|these|those)\b(?=\s+[a-z])",
     re.IGNORECASE,
 )
 _CONTINUATION = re.compile(
@@ -180,6 +189,10 @@ def subject(text: str) -> str:
     return topic(text)
 
 
+def _has_topic(text: str) -> bool:
+    return any(w.lower() not in SOCIAL for w in words(topic(text)))
+
+
 def _follows(message: str, current: str) -> bool:
     """Whether ``message`` continues a conversation about ``current`` (see is_follow_up)."""
     if not message.strip() or not current:
@@ -187,8 +200,12 @@ def _follows(message: str, current: str) -> bool:
     tokens = [w.lower() for w in words(message)]
     if all(t in SOCIAL for t in tokens):
         return False
-    if _CONTINUATION.match(message) or _refers_back(message):
+    if _CONTINUATION.match(message):
         return True
+    first = _first_reference(message)
+    if first is not None:
+        # "My head is pounding. What could it be?": "it" is what the message just said.
+        return not referents.refers_within(message, first, _has_topic)
     generic = [t for t in tokens if t in GENERIC and t not in VAGUE]
     return not topic(message) and bool(generic)
 
@@ -204,13 +221,18 @@ def _switched_to(message: str) -> str:
 
 def conversation_topic(history: Sequence[HistoryMessage]) -> str:
     """What the conversation is about: the subject of its last standalone user question (or of
-    the last "what about X?"), carried through the follow-ups after it."""
+    the last "what about X?"), carried through the follow-ups after it; a follow-up that
+    points at what the answer before it introduced ("Which tablets help?" / "Cetirizine
+    [1]" / "Does it make you drowsy?") moves it there."""
     current = ""
-    for m in history:
+    for i, m in enumerate(history):
         if m.role != "user":
             continue
         if _follows(m.content, current):
-            current = _switched_to(m.content) or current
+            switched = _switched_to(m.content)
+            if not switched and _refers_back(m.content):
+                switched = referents.introduced(history[:i], _is_topical)
+            current = switched or current
         else:
             current = subject(m.content) or current
     return current
@@ -224,45 +246,108 @@ def _previous_question(history: Sequence[HistoryMessage]) -> str:
     return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
+_REFERENCES = (_PRONOUN, _DET_NOUN, _DEMONSTRATIVE, _DEMONSTRATIVE_SUBJECT, PERSON, PLURAL)
+
+
+def _first_reference(message: str) -> int | None:
+    """Where the first word pointing back at something starts, or ``None``."""
+    starts = [m.start() for p in _REFERENCES if (m := p.search(message))]
+    same = re.search(r"\bthe same\b", message, re.IGNORECASE)
+    if same:
+        starts.append(same.start())
+    return min(starts, default=None)
+
+
 def _refers_back(message: str) -> bool:
-    return bool(
-        _PRONOUN.search(message)
-        or _DET_NOUN.search(message)
-        or _DEMONSTRATIVE.search(message)
-        or re.search(r"\bthe same\b", message, re.IGNORECASE)
-    )
+    return _first_reference(message) is not None
 
 
 def reference_word(message: str) -> str:
     """The first word pointing back at something ("it", "that" ...), or ``""``."""
-    for pattern in (_PRONOUN, _DET_NOUN, _DEMONSTRATIVE):
-        m = pattern.search(message)
-        if m:
-            return m.group(0).split()[0].lower()
-    return ""
+    first = _first_reference(message)
+    if first is None:
+        return ""
+    found = words(message[first:])
+    return found[0].lower() if found else ""
 
 
 def is_follow_up(message: str, history: Sequence[HistoryMessage]) -> bool:
-    """True when ``message`` needs the conversation to be understood (see module docstring)."""
-    return _follows(message, _previous_topic(history))
+    """True when ``message`` needs the conversation to be understood (see module docstring):
+    also "she"/"he" after a message that named someone, with no topic before."""
+    if _follows(message, _previous_topic(history)):
+        return True
+    person = PERSON.search(message)
+    return (
+        person is not None
+        and bool(referents.last_person(history))
+        and not referents.refers_within(message, person.start(), _has_topic)
+    )
+
+
+_DEMONSTRATIVE_WORD = re.compile(r"\b(?:that|this|these|those)\b", re.IGNORECASE)
+_POSSESSIVE = wordset("its their theirs his hers")
+
+
+def _possessive(phrase: str, word: str, following: str) -> str:
+    """``phrase`` standing in for ``word``: "his" → "Tom's"; "her" before a noun ("her team")
+    is possessive too, "her" at the end or before a preposition is not."""
+    low = word.lower()
+    owner = low in {"his", "hers"} or (low == "her" and re.match(r"\s+[a-z]", following))
+    preposition = re.match(r"\s+(?:to|for|about|with|at|on|in|by|from|if|and|or)\b", following)
+    return f"{phrase}'s" if owner and not preposition else phrase
+
+
+class _Referents:
+    """What each kind of back-reference in a follow-up stands for (module docstring)."""
+
+    def __init__(self, history: Sequence[HistoryMessage], current: str) -> None:
+        self.current = current
+        self.person = referents.last_person(history)
+        new = referents.introduced(history, _is_topical)
+        self.thing = new or current
+        found = referents.aspect(history, _ATTRIBUTE_END | GENERIC)
+        self.plural = f"{found} of {self.thing}" if found else self.thing
+
+    def replace(self, message: str) -> str:
+        def sub(pattern: re.Pattern[str], text: str, about: str) -> str:
+            def repl(m: re.Match[str]) -> str:
+                word = m.group(0).lower().replace("’", "'")
+                if pattern is _DEMONSTRATIVE_SUBJECT:
+                    word_m = _DEMONSTRATIVE_WORD.search(m.group(0))
+                    assert word_m is not None
+                    head = m.group(0)[: word_m.start()]
+                    return head + about
+                phrase = about + (" is" if word == "it's" else "")
+                if pattern is PERSON:
+                    phrase = _possessive(about, word, text[m.end() :])
+                return _case(phrase, m.start() == 0)
+
+            return pattern.sub(repl, text)
+
+        out = sub(_DET_NOUN, message, self.thing)
+        if self.person:
+            out = sub(PERSON, out, self.person)
+        out = sub(PLURAL, out, self.plural)
+        out = sub(_PRONOUN, out, self.thing)
+        out = sub(_DEMONSTRATIVE_SUBJECT, out, self.thing)
+        return sub(_DEMONSTRATIVE, out, self.thing)
 
 
 def _case(phrase: str, at_start: bool) -> str:
     return phrase[:1].upper() + phrase[1:] if at_start else phrase
 
 
-def _replace_refs(message: str, about: str) -> str:
-    def sub(pattern: re.Pattern[str], text: str) -> str:
-        def repl(m: re.Match[str]) -> str:
-            word = m.group(0).lower().replace("’", "'")
-            return _case(about + (" is" if word == "it's" else ""), m.start() == 0)
-
-        return pattern.sub(repl, text)
-
-    out = sub(_DET_NOUN, message)
-    out = sub(_PRONOUN, out)
-    out = sub(_DEMONSTRATIVE, out)
-    return out
+def _question(body: str, current: str, end: str) -> str:
+    """A follow-up without a reference word, completed with the topic."""
+    how_much = _HOW_MUCH.match(body)
+    if how_much:
+        return f"{how_much.group(1)} {current}{body[how_much.end() :]}{end}"
+    first = words(body)[0].lower() if words(body) else ""
+    if first in _QUESTION_START:
+        last = words(body)[-1].lower()
+        joiner = "in" if last == "involved" else "of" if last in _ATTRIBUTE_END else "for"
+        return f"{body} {joiner} {current}{end}"
+    return f"{current} {body[:1].lower()}{body[1:]}{end}"
 
 
 def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
@@ -285,17 +370,18 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
                 return previous.replace(old, new_topic, 1)
             return f"{new_topic}{end}"
     if _refers_back(body):
-        return _replace_refs(body, current) + end
+        resolved = _Referents(history, current).replace(body)
+        if resolved != body:
+            return resolved + end
+        # "she" with nobody named: the topic still helps the search.
+        return f"{body} ({current}){end}"
     cont = _CONTINUATION.match(body)
     if cont:
         rest = body[cont.end() :].strip()
-        return f"{current} {rest}{end}" if rest else f"{current}{end}"
-    how_much = _HOW_MUCH.match(body)
-    if how_much:
-        return f"{how_much.group(1)} {current}{body[how_much.end() :]}{end}"
-    first = words(body)[0].lower() if words(body) else ""
-    if first in _QUESTION_START:
-        last = words(body)[-1].lower()
-        joiner = "in" if last == "involved" else "of" if last in _ATTRIBUTE_END else "for"
-        return f"{body} {joiner} {current}{end}"
-    return f"{current} {body[:1].lower()}{body[1:]}{end}"
+        if not rest:
+            return f"{current}{end}"
+        if words(rest)[0].lower() in _QUESTION_START:
+            # "and what is the maximum dose?" is the question "what is the maximum dose of X?"
+            return _question(rest[:1].upper() + rest[1:], current, end)
+        return f"{current} {rest}{end}"
+    return _question(body, current, end)
