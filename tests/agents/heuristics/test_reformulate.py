@@ -337,3 +337,61 @@ def test_an_aspect_question_keeps_the_topic_for_it() -> None:
         ("Which genetic changes are involved?", "Mutations in the ANKRD11 gene [1]."),
     )
     assert reformulate("How common is it?", history) == "How common is KBG syndrome?"
+
+
+# --- the user-documents dev set's conversations (benchmarks/devsets/userdocs) ------------------
+
+
+def test_a_bare_question_is_a_follow_up() -> None:
+    history = said(("Can I carry annual leave over?", "Up to 5 days [1]."))
+    assert is_follow_up("Until when?", history)
+    assert reformulate("Until when?", history) == "Until when annual leave?"
+
+
+def test_what_about_swaps_into_the_question_as_it_was_searched() -> None:
+    history = said(
+        ("Can I take amoxicillin if I'm allergic to penicillin?", "No [1]."),
+        ("Does it interact with the contraceptive pill?", "It is unlikely to [1]."),
+    )
+    assert reformulate("What about warfarin?", history) == (
+        "Does amoxicillin interact with the warfarin?"
+    )
+
+
+def test_they_who_decide_are_people_not_the_topic() -> None:
+    history = said(("How much was the water bill?", "£312 [1]."))
+    assert reformulate("What did they decide to do about it?", history) == (
+        "What did they decide to do about water bill?"
+    )
+
+
+def test_they_after_a_question_about_people_are_those_people() -> None:
+    history = said(
+        ("What's the usual adult dose of amoxicillin?", "500 mg three times a day [1]."),
+        ("And for children?", "It depends on weight [1]."),
+    )
+    assert reformulate("What's the most they can have?", history) == (
+        "What's the most children can have (amoxicillin)?"
+    )
+
+
+def test_which_ones_are_of_the_aspect_just_asked_about() -> None:
+    history = said(("What are the side effects of amoxicillin?", "Diarrhoea, rash [1]."))
+    assert reformulate("Which ones mean I should stop taking it?", history) == (
+        "Which side effects of amoxicillin mean I should stop taking amoxicillin?"
+    )
+
+
+def test_an_error_code_is_the_subject() -> None:
+    history = said(
+        ("My washing machine is showing F05. What does it mean?", "F05: drain pump blocked [1].")
+    )
+    assert conversation_topic(history) == "F05"
+    assert subject("How much can I accept as a gift from a client?") != "accept"
+
+
+def test_a_what_about_with_its_own_question_is_that_question() -> None:
+    history = said(("What does amylase break down?", "Starch [1]."))
+    assert reformulate("And what about pepsin, what pH does it like?", history) == (
+        "pepsin, what pH does it like?"
+    )

@@ -22,8 +22,6 @@ from collections.abc import Callable, Sequence
 from ragchat.agents.heuristics._text import words, wordset
 from ragchat.types import HistoryMessage
 
-PERSON = re.compile(r"\b(she|he|her|him|his|hers|herself|himself)\b", re.IGNORECASE)
-PLURAL = re.compile(r"\b(they|them|their|theirs|those|these)\b", re.IGNORECASE)
 _CITED = re.compile(r"\[\d{1,2}\]")
 _TITLE = r"(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor)\.?"
 _NAME_WORD = r"[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
@@ -152,6 +150,20 @@ def aspect(history: Sequence[HistoryMessage], aspects: frozenset[str]) -> str:
                 return f"{tokens[i - 1]} {w}"
             return w
     return ""
+
+
+# People a question can ask about as a group: "they" in the next message means them.
+_PEOPLE = wordset(
+    """children kids adults people staff employees managers teenagers teens babies men women
+    patients students members volunteers parents colleagues contractors visitors tenants
+    customers clients pupils"""
+)
+
+
+def plural_people(history: Sequence[HistoryMessage]) -> str:
+    """The group of people the last question asked about ("And for children?" →
+    "children"), or ``""``."""
+    return next((w for w in words(last_question(history)) if w.lower() in _PEOPLE), "")
 
 
 def refers_within(message: str, first_reference: int, has_topic: Callable[[str], bool]) -> bool:
