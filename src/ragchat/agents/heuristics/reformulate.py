@@ -202,7 +202,11 @@ def subject(text: str) -> str:
         found = topic(rest)
         if found:
             return found
-    return _code(text) or topic(_AFTER_PRONOUN.sub(r"\1 ,", text))
+    return _code(text) or _noun_topic(text)
+
+
+def _noun_topic(text: str) -> str:
+    return topic(_AFTER_PRONOUN.sub(r"\1 ,", text))
 
 
 def _has_topic(text: str) -> bool:
@@ -322,7 +326,7 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             raw, previous = _previous_standalone(history)
             # what varies is what the previous question named itself ("the contraceptive
             # pill"), not the topic its reference was resolved to
-            for old in (topic(raw), topic(previous)):
+            for old in (_noun_topic(raw), _noun_topic(previous)):
                 if old and old in previous:
                     return previous.replace(old, new_topic, 1)
             return f"{new_topic}{end}"
