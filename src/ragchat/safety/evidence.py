@@ -27,6 +27,13 @@ FloatArray = npt.NDArray[np.float32]
 
 EXEMPLARS_PATH = Path(__file__).parent / "data" / "exemplars.yaml"
 
+# How similar a sentence must be to an everyday look-alike before that can outweigh a
+# category's exemplars (``MessageScores.ordinary``). Swept on the dev sets only
+# (tests/safety/lookalikes.dev.yaml, labelled.yaml, distress.yaml): from 0.35 to 0.45 the dev
+# look-alikes refused fell from 9/89 (no veto) to 0 with no change on the labelled set; 0.50
+# let "I could kill my manager for this rota" through as violence. The highest that clears it.
+EVERYDAY_FLOOR = 0.45
+
 # Sentence scoring: at most this many sentences, each of at least this many words.
 _MAX_SEGMENTS = 8
 _MIN_SEGMENT_WORDS = 3
@@ -37,11 +44,14 @@ _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 class Exemplars:
     categories: Mapping[str, tuple[str, ...]]
     safe: tuple[str, ...]
+    # Everyday look-alikes: not fitted into the head; a sentence closer to one of them than to
+    # a category's exemplars is no embedding evidence for that category (``linear_fires``).
+    everyday: tuple[str, ...] = ()
 
 
 def load_exemplars(path: Path | None = None) -> Exemplars:
-    """Exemplars from a YAML (or JSON, which is YAML) file: ``categories: {key: [texts]}`` and
-    ``safe: [texts]``."""
+    """Exemplars from a YAML (or JSON, which is YAML) file: ``categories: {key: [texts]}``,
+    ``safe: [texts]`` and optionally ``everyday: [texts]``."""
     source = path or EXEMPLARS_PATH
     data: Any = yaml.safe_load(source.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("categories"), dict):
@@ -55,7 +65,10 @@ def load_exemplars(path: Path | None = None) -> Exemplars:
     safe = data.get("safe") or []
     if not isinstance(safe, list):
         raise ValueError(f"{source}: 'safe' must be a list of texts")
-    return Exemplars(categories, tuple(str(t) for t in safe))
+    everyday = data.get("everyday") or []
+    if not isinstance(everyday, list):
+        raise ValueError(f"{source}: 'everyday' must be a list of texts")
+    return Exemplars(categories, tuple(str(t) for t in safe), tuple(str(t) for t in everyday))
 
 
 @dataclass(frozen=True)
@@ -64,19 +77,32 @@ class MessageScores:
     (whole message first, then sentences): ``pairs[category]`` holds (best similarity to the
     category, best similarity to the safe exemplars) and ``probs[category]`` the linear head's
     probability. ``exemplar[category]`` indexes the category exemplar that scored highest.
-    ``overdose`` is the overdose-intent detector's evidence (``None``: not run)."""
+    ``everyday`` holds each segment's best similarity to the everyday look-alikes (empty: none
+    loaded). ``overdose`` is the overdose-intent detector's evidence (``None``: not run)."""
 
     rules: dict[str, list[str]] = field(default_factory=dict)
     pairs: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     probs: dict[str, list[float]] = field(default_factory=dict)
     exemplar: dict[str, int] = field(default_factory=dict)
+    everyday: list[float] = field(default_factory=list)
     context: bool = False
     overdose: OverdoseEvidence | None = None
+
+    def ordinary(self, i: int, category_similarity: float) -> bool:
+        """Segment ``i`` reads as an everyday look-alike rather than as ``category``: at
+        least ``EVERYDAY_FLOOR`` similar to one, and more similar to it than to any of the
+        category's exemplars."""
+        if i >= len(self.everyday):
+            return False
+        near = self.everyday[i]
+        return near >= EVERYDAY_FLOOR and near > category_similarity
 
     def fires(self, category: str, threshold: float, margin: float) -> float | None:
         """The similarity with which ``category`` fires by similarity scoring, or ``None``."""
         best: float | None = None
-        for sim, safe_sim in self.pairs.get(category, ()):
+        for i, (sim, safe_sim) in enumerate(self.pairs.get(category, ())):
+            if self.ordinary(i, sim):
+                continue
             if sim >= threshold and sim - safe_sim >= margin and (best is None or sim > best):
                 best = sim
         return best
@@ -91,7 +117,9 @@ class MessageScores:
         # Evidence scored without a linear head has no probabilities: nothing fires.
         probs, pairs = self.probs.get(category, ()), self.pairs.get(category, ())
         hits = [
-            p for p, (sim, _) in zip(probs, pairs, strict=False) if p >= threshold and sim >= floor
+            p
+            for i, (p, (sim, _)) in enumerate(zip(probs, pairs, strict=False))
+            if p >= threshold and sim >= floor and not self.ordinary(i, sim)
         ]
         return max(hits, default=None)
 

@@ -142,6 +142,9 @@ class OfflineSafetyClassifier:
         matrix = _embed_exemplars(embedder, (*texts, *exemplars.safe))
         self._matrix = matrix[: len(texts)]
         self._safe = matrix[len(texts) :]
+        self._everyday = (
+            _embed_exemplars(embedder, exemplars.everyday) if exemplars.everyday else None
+        )
         self._rows = {k: np.array([i for i, o in enumerate(owners) if o == k]) for k in self._keys}
         # Linear head classes: the categories in order, then "safe".
         labels = np.array(
@@ -218,6 +221,8 @@ class OfflineSafetyClassifier:
         else:
             safe = np.full(len(block), -1.0, dtype=np.float32)
         probs = _softmax(block @ self._head[0] + self._head[1]) if self._head else None
+        if self._everyday is not None:
+            scores.everyday.extend(float(s) for s in (block @ self._everyday.T).max(axis=1))
         for i, key in enumerate(self._keys):
             cat = sims[:, self._rows[key]]
             scores.pairs[key] = [

@@ -63,6 +63,22 @@ _CLAUSE = re.compile(
     r"since\b|and then\b|i mean\b|until\b|if i\b|to (?:not|never|just|end|make|finish|die)\b)"
 )
 _MIN_CLAUSE_WORDS = 2
+_CONTAINERS = frozenset({"bottle", "pack", "blister"})
+# "I forgot my dose this morning, should I take two tonight?" is the leaflet's missed-dose
+# question; its "take two tonight" read alone scored as intent (issue 25). Such a message is
+# only read together with an earlier turn (distress before it still counts); the rules read
+# it whole.
+_MISSED_DOSE = re.compile(
+    r"\b(?:forgot|forget|forgotten|missed|miss|skipped|skip)\b(?: \w+){0,4}? (?:my |a |the |"
+    r"one |this morning's |last night's |today's |yesterday's )?(?:\w+ )?(?:dose|tablet|pill|"
+    r"capsule|injection|medicine|meds|medication)s?\b",
+)
+# ... unless it says why in words of intent ("I forgot my dose on purpose, I'm saving them").
+_MISSED_ON_PURPOSE = re.compile(
+    r"\b(?:on purpose|deliberately|intentionally|saving|save them|stockpil\w*|hoard\w*|"
+    r"keep(?:ing)? them|all (?:of them )?at once|all together|the whole|every (?:pill|tablet)|"
+    r"wake up|die|dead|end (?:it|this|my)|kill|better off|goodbye|for good|so that|so i can)\b"
+)
 _CACHE_SIZE = 1024
 
 
@@ -140,9 +156,19 @@ class MedicationLexicon:
             name = self._name(match.group())
             if name is not None:
                 found.append((match.start(), match.end(), name, True))
-            elif match.group() in self.words:
+            elif match.group() in self.words and not self._container_of_else(words, i):
                 found.append((match.start(), match.end(), match.group(), False))
         return found
+
+    def _container_of_else(self, words: list[re.Match[str]], i: int) -> bool:
+        """ "a bottle of champagne", "a pack of biscuits": a container of something that is
+        no medicine is no medication context (a gift question read as overdose intent)."""
+        if words[i].group() not in _CONTAINERS or i + 2 >= len(words):
+            return False
+        if words[i + 1].group() != "of":
+            return False
+        thing = words[i + 2].group()
+        return thing not in self.words and self._name(thing) is None
 
     def find(self, text: str) -> str | None:
         """The first medicine named, else the first generic word, or ``None``."""
@@ -267,8 +293,11 @@ class OverdoseIntent:
                 plans.append((None, []))
                 continue
             turns = [t.strip() for t in list(earlier)[-CONTEXT_TURNS:] if t.strip()]
-            segments = [("message", message.strip())]
-            segments += [("clause", c) for c in clauses(message)]
+            segments: list[tuple[str, str]] = []
+            said = normalise(message)
+            if not _MISSED_DOSE.search(said) or _MISSED_ON_PURPOSE.search(said):
+                segments += [("message", message.strip())]
+                segments += [("clause", c) for c in clauses(message)]
             segments += [("with_context", f"{t}. {message.strip()}") for t in turns]
             segments += [("context", t) for t in turns]
             plans.append((medication, segments))

@@ -192,3 +192,206 @@ def test_what_about_switches_the_topic_and_a_new_question_sets_it() -> None:
 )
 def test_subject_prefers_what_the_message_is_about(message: str, expected: str) -> None:
     assert subject(message) == expected
+
+
+# --- what was just said (issue 25) ----------------------------------------------------------
+
+
+def said(*turns: tuple[str, str]) -> list[HistoryMessage]:
+    """A conversation with the replies given (cited, as the agents' answers are)."""
+    out: list[HistoryMessage] = []
+    for question, reply in turns:
+        out += [HistoryMessage("user", question), HistoryMessage("assistant", reply)]
+    return out
+
+
+CETIRIZINE = said(
+    ("What is cetirizine used for?", "Cetirizine relieves hay fever symptoms [1]."),
+    ("Does that make you drowsy?", "It can make you feel sleepy [1]."),
+)
+
+
+def test_a_demonstrative_subject_refers_back() -> None:
+    """It was taken for a new question about "drowsy" (issue 25)."""
+    history = CETIRIZINE[:2]
+    assert is_follow_up("Does that make you drowsy?", history)
+    assert reformulate("Does that make you drowsy?", history) == "Does cetirizine make you drowsy?"
+    assert reformulate("Is this normal?", history) == "Is cetirizine normal?"
+    assert conversation_topic(CETIRIZINE) == "cetirizine"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "My head is pounding… What could it be?",
+        "My head is pounding... What could it be?",
+        "My head is pounding. What could it be?",
+        "My head is pounding, what could it be?",
+        "The kettle smells of burning. Is it safe to use?",
+    ],
+)
+def test_a_new_subject_described_in_the_message_is_searched_as_itself(message: str) -> None:
+    """After "Does that make you drowsy?", this was searched as "What could drowsy be?"."""
+    assert not is_follow_up(message, CETIRIZINE)
+    assert reformulate(message, CETIRIZINE) == message
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a condition is not a subject of its own: "it" is still the medicine
+        ("If I miss a dose, can I take it later?", "If I miss a dose, can I take ibuprofen later?"),
+        ("Thanks. Is it safe for kids?", "Thanks. Is ibuprofen safe for kids?"),
+    ],
+)
+def test_what_the_message_says_before_it_must_name_something(message: str, expected: str) -> None:
+    assert reformulate(message, IBU) == expected
+
+
+def test_a_continuation_that_asks_a_question_becomes_that_question() -> None:
+    """The README's follow-up: searched as "ibuprofen what is the maximum dose?" before."""
+    history = said(("What are the side effects of ibuprofen?", "Indigestion, heartburn [1]."))
+    assert reformulate("and what is the maximum dose?", history) == (
+        "What is the maximum dose of ibuprofen?"
+    )
+    assert reformulate("And for children?", history) == "ibuprofen for children?"
+
+
+TRANSCRIPT = said(
+    (
+        "Who is running the compost workshop?",
+        "Maria Lopez has agreed to run the compost workshop on Saturday 14 June [1].",
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("When is she free?", "When is Maria Lopez free?"),
+        ("How do I contact her?", "How do I contact Maria Lopez?"),
+        ("What is her email address?", "What is Maria Lopez's email address?"),
+        ("Where is she running it?", "Where is Maria Lopez running compost workshop?"),
+    ],
+)
+def test_she_and_he_are_the_person_the_last_answer_named(message: str, expected: str) -> None:
+    assert reformulate(message, TRANSCRIPT) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "person"),
+    [
+        ("Dr Patel said the results are due on Friday [1].", "Dr Patel"),
+        ("According to the minutes, Priya will send the agenda [1].", "Priya"),
+        ("Tom: I can do the newsletter this month [2].", "Tom"),
+    ],
+)
+def test_the_person_is_found_in_the_last_answer(reply: str, person: str) -> None:
+    history = said(("Who is doing it?", reply))
+    assert reformulate("Can I email him?", history) == f"Can I email {person}?"
+
+
+def test_a_person_named_by_nobody_leaves_the_topic_beside_the_question() -> None:
+    history = said(("Who runs the compost workshop?", "The workshop is on Saturday [1]."))
+    assert reformulate("How do I contact her?", history) == (
+        "How do I contact her (compost workshop)?"
+    )
+
+
+def test_they_and_those_are_the_aspect_just_asked_about() -> None:
+    history = said(("What are the side effects of ibuprofen?", "Indigestion, heartburn [1]."))
+    assert reformulate("Are they common?", history) == "Are side effects of ibuprofen common?"
+    assert reformulate("How long do those last?", history) == (
+        "How long do side effects of ibuprofen last?"
+    )
+    leave = said(("How many days of annual leave do I get?", "25 days a year [1]."))
+    assert reformulate("Can I carry them over?", leave) == (
+        "Can I carry days of annual leave over?"
+    )
+
+
+def test_it_is_what_the_answer_to_a_which_question_introduced() -> None:
+    history = said(
+        ("Which tablets are best for hay fever?", "Cetirizine is best for hay fever [1].")
+    )
+    assert reformulate("Does it make you drowsy?", history) == "Does Cetirizine make you drowsy?"
+    # and the conversation is now about it
+    after = [*history, *said(("Does it make you drowsy?", "Less than older ones [1]."))]
+    assert conversation_topic(after) == "Cetirizine"
+    assert reformulate("How much should I take?", after) == "How much Cetirizine should I take?"
+
+
+def test_a_refusal_introduces_nothing() -> None:
+    history = [
+        HistoryMessage("user", "Which tablets are best for hay fever?"),
+        HistoryMessage("assistant", "The documents don't cover that."),
+    ]
+    assert reformulate("Does it make you drowsy?", history) == "Does hay fever make you drowsy?"
+
+
+def test_an_aspect_question_keeps_the_topic_for_it() -> None:
+    """MedQuAD's "Which genetic changes are involved?" asks about an aspect: "it" afterwards
+    is still the condition, whatever the answer named."""
+    history = said(
+        ("I'd like to learn about KBG syndrome.", "KBG syndrome is a rare disorder [1]."),
+        ("Which genetic changes are involved?", "Mutations in the ANKRD11 gene [1]."),
+    )
+    assert reformulate("How common is it?", history) == "How common is KBG syndrome?"
+
+
+# --- the user-documents dev set's conversations (benchmarks/devsets/userdocs) ------------------
+
+
+def test_a_bare_question_is_a_follow_up() -> None:
+    history = said(("Can I carry annual leave over?", "Up to 5 days [1]."))
+    assert is_follow_up("Until when?", history)
+    assert reformulate("Until when?", history) == "Until when annual leave?"
+
+
+def test_what_about_swaps_into_the_question_as_it_was_searched() -> None:
+    history = said(
+        ("Can I take amoxicillin if I'm allergic to penicillin?", "No [1]."),
+        ("Does it interact with the contraceptive pill?", "It is unlikely to [1]."),
+    )
+    assert reformulate("What about warfarin?", history) == (
+        "Does amoxicillin interact with the warfarin?"
+    )
+
+
+def test_they_who_decide_are_people_not_the_topic() -> None:
+    history = said(("How much was the water bill?", "£312 [1]."))
+    assert reformulate("What did they decide to do about it?", history) == (
+        "What did they decide to do about water bill?"
+    )
+
+
+def test_they_after_a_question_about_people_are_those_people() -> None:
+    history = said(
+        ("What's the usual adult dose of amoxicillin?", "500 mg three times a day [1]."),
+        ("And for children?", "It depends on weight [1]."),
+    )
+    assert reformulate("What's the most they can have?", history) == (
+        "What's the most children can have (amoxicillin)?"
+    )
+
+
+def test_which_ones_are_of_the_aspect_just_asked_about() -> None:
+    history = said(("What are the side effects of amoxicillin?", "Diarrhoea, rash [1]."))
+    assert reformulate("Which ones mean I should stop taking it?", history) == (
+        "Which side effects of amoxicillin mean I should stop taking amoxicillin?"
+    )
+
+
+def test_an_error_code_is_the_subject() -> None:
+    history = said(
+        ("My washing machine is showing F05. What does it mean?", "F05: drain pump blocked [1].")
+    )
+    assert conversation_topic(history) == "F05"
+    assert subject("How much can I accept as a gift from a client?") != "accept"
+
+
+def test_a_what_about_with_its_own_question_is_that_question() -> None:
+    history = said(("What does amylase break down?", "Starch [1]."))
+    assert reformulate("And what about pepsin, what pH does it like?", history) == (
+        "pepsin, what pH does it like?"
+    )

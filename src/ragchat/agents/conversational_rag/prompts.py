@@ -6,8 +6,13 @@ understood without the conversation (replace "it", "that", "she" with what they 
 user asked about and kept talking about), not to the last thing named in passing: after
 "Tell me about ibuprofen" and "Can I take it with warfarin?", "How much should an adult take?"
 means "How much ibuprofen should an adult take?". Only an explicit switch ("what about
-aspirin?") changes the topic. If the message is already standalone, return it unchanged.
-Reply with the question only."""
+aspirin?") changes the topic. What was just said counts too: "she" or "he" is the person the
+last answer named; after a question asking which thing ("Which tablets help with hay
+fever?"), "it" is the thing the answer gave ("cetirizine"); "they" or "those" after "What
+are the side effects of ibuprofen?" are those side effects. A message that describes
+something new and asks about it ("My head is pounding. What could it be?") is a new
+question: return it unchanged, with nothing from the earlier topic. If the message is already
+standalone, return it unchanged. Reply with the question only."""
 
 CLASSIFY = """Classify the user's request for an assistant about: {description}
 Intents:

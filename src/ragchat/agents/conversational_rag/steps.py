@@ -19,6 +19,7 @@ from ragchat.agents.heuristics import (
     IntentClassifier,
     clarifying_question,
     conversation_topic,
+    is_follow_up,
 )
 from ragchat.agents.shared import answering
 from ragchat.agents.shared.prompting import history_text, prompt
@@ -60,8 +61,11 @@ class ModelReformulator(_ModelStep):
             return request.message  # nothing to resolve against
         conversation = history_text(request.history, self.wiring.tuning.prompt_history_messages)
         # The heuristic's tracked topic is a hint: it also covers turns older than the window.
+        # Not for a message that starts a subject of its own ("My head is pounding. What
+        # could it be?"), where the old topic would only pull the model back to it.
         about = conversation_topic(request.history)
-        hint = f"\nTopic so far: {about}" if about else ""
+        follows = is_follow_up(request.message, request.history)
+        hint = f"\nTopic so far: {about}" if about and follows else ""
         messages = [
             Message("system", self._p("REFORMULATE", prompts.REFORMULATE)),
             Message(

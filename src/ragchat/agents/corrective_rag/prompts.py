@@ -5,7 +5,10 @@ Decide whether the latest message needs a knowledge-base search ("retrieve") or 
 such as a greeting or thanks that you can answer directly ("respond"). Any question about
 the topic needs "retrieve". When retrieving, write a standalone search query: resolve "it",
 "that" and questions without a subject to what the conversation is about (the topic the user
-kept asking about), not to the last thing named in passing.
+kept asking about), not to the last thing named in passing; "she"/"he" to the person the last
+answer named, and "it" after a "which ...?" question to the thing the answer gave. A message
+that describes something new and asks about it ("My head is pounding. What could it be?") is
+searched as it is, with nothing from the earlier topic.
 Reply with JSON: {"action": "retrieve" | "respond", "query": "...", "reasoning": "..."}"""
 
 RESPOND = """You are a friendly assistant for: {description}

@@ -11,11 +11,16 @@ What a follow-up refers to is the *conversation's* subject, not the last noun se
 by a question that stands on its own and kept through the follow-ups that refer back to it,
 whatever else they name; only "what about X" moves it to X. After "Tell me about ibuprofen" and
 "Can I take it with warfarin?", "How much should an adult take?" is still about ibuprofen.
+What was just said counts too (``referents``, ``pointers``): "she" is the person the last
+answer named, "they" the aspect or people just asked about, "it" after "Which X ...?" the
+thing the answer gave; a message that describes something and asks about "it" ("My head is
+pounding. What could it be?") is a new question.
 
 Resolution, first rule that applies:
 
-1. "what/how about X" with a topic X → the previous question with its topic replaced by X;
-2. pronouns / "this medicine" → replaced by the previous topic ("its" → "<topic>");
+1. "what/how about X" with a topic X → the previous question (as searched) with what it
+   named replaced by X;
+2. pronouns / "this medicine" → replaced by what they point at (``pointers.Resolver``);
 3. "and for children?" / "what about kids?" → "<topic> for children";
 4. "How much should I take?" → "How much <topic> should I take?";
 5. otherwise the topic is appended ("When should I see a doctor for <topic>?") or, for a bare
@@ -28,8 +33,28 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from ragchat.agents.heuristics import referents
 from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
+from ragchat.agents.heuristics.pointers import (
+    PERSON,
+    Resolver,
+    first_reference,
+    reference_word,
+    refers_back,
+)
 from ragchat.types import HistoryMessage
+
+__all__ = [
+    "GENERIC",
+    "SOCIAL",
+    "VAGUE",
+    "conversation_topic",
+    "is_follow_up",
+    "reference_word",
+    "reformulate",
+    "subject",
+    "topic",
+]
 
 # Question vocabulary that does not name a topic by itself.
 GENERIC = wordset(
@@ -50,21 +75,6 @@ GENERIC = wordset(
     hereditary outlook prognosis stage stages complication complications diagnose diagnosed
     diagnosis frequency prevalence cure curable prevented contagious
     """
-)
-_PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)
-_DEMONSTRATIVE = re.compile(
-    r"\b(?:this|that|these|those)(?:\s+(?:medicine|medication|drug|pill|pills|tablet|tablets|"
-    r"condition|illness|disease|one|ones|stuff|thing|treatment|problem))?(?=\s*[?.!,]|\s*$|"
-    r"\s+(?:is|are|was|does|do|can|could|will|would|should|has|have|cause|causes|help|helps|"
-    r"work|works|affect|affects|mean|means|last|lasts|with|for|at|in|on|safe|okay|ok|"
-    r"dangerous|bad|good|normal|true|right|wrong|serious|worse|better|every|each|twice|daily|"
-    r"too|if)\b|\s+\w+ed\b)",
-    re.IGNORECASE,
-)
-_DET_NOUN = re.compile(
-    r"\b(?:this|that|these|those|the same)\s+(?:medicine|medication|drug|pill|pills|tablet|"
-    r"tablets|condition|illness|disease|treatment|problem)\b",
-    re.IGNORECASE,
 )
 _CONTINUATION = re.compile(
     r"^\s*(?:and|also|but|or|plus|so|what about|how about|what if|and what about|and how about)"
@@ -164,6 +174,21 @@ def _is_name(phrase: str) -> bool:
     return not any(a in GENERIC and b in ("of", "for") for a, b in pairs)
 
 
+# An error code or model number ("E21", "F05", "WM814"): the most specific thing a message
+# names, so it is the subject even when a longer run sits beside it ("My washing machine is
+# showing F05").
+_CODE = re.compile(r"^(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{2,10}$")
+
+
+# The word after "I", "we", "you" is a verb ("How much can I accept as a gift?"), not what the
+# message is about.
+_AFTER_PRONOUN = re.compile(r"\b(I|we|you)\s+(?!\d)\w+", re.IGNORECASE)
+
+
+def _code(text: str) -> str:
+    return next((w for w in words(text) if _CODE.match(w) and _is_topical(w)), "")
+
+
 def subject(text: str) -> str:
     """What a message is about: what follows "about" / "regarding" when that names something
     ("I'd like to learn about X"; kept verbatim when it holds no question vocabulary, since
@@ -177,7 +202,15 @@ def subject(text: str) -> str:
         found = topic(rest)
         if found:
             return found
-    return topic(text)
+    return _code(text) or _noun_topic(text)
+
+
+def _noun_topic(text: str) -> str:
+    return topic(_AFTER_PRONOUN.sub(r"\1 ,", text))
+
+
+def _has_topic(text: str) -> bool:
+    return any(w.lower() not in SOCIAL for w in words(topic(text)))
 
 
 def _follows(message: str, current: str) -> bool:
@@ -187,10 +220,18 @@ def _follows(message: str, current: str) -> bool:
     tokens = [w.lower() for w in words(message)]
     if all(t in SOCIAL for t in tokens):
         return False
-    if _CONTINUATION.match(message) or _refers_back(message):
+    if _CONTINUATION.match(message):
         return True
+    first = first_reference(message)
+    if first is not None:
+        # "My head is pounding. What could it be?": "it" is what the message just said.
+        return not referents.refers_within(message, first, _has_topic)
+    if topic(message):
+        return False
     generic = [t for t in tokens if t in GENERIC and t not in VAGUE]
-    return not topic(message) and bool(generic)
+    # "Until when?", "Where?", "Why?": a bare question only makes sense after another.
+    bare = len(tokens) <= 2 and message.rstrip().endswith("?")
+    return bool(generic) or bare
 
 
 def _switched_to(message: str) -> str:
@@ -199,18 +240,23 @@ def _switched_to(message: str) -> str:
     if about is None:
         return ""
     rest = message.strip().rstrip("?.! ")[about.end() :]
-    return "" if _refers_back(rest) else subject(rest)
+    return "" if refers_back(rest) else subject(rest)
 
 
 def conversation_topic(history: Sequence[HistoryMessage]) -> str:
     """What the conversation is about: the subject of its last standalone user question (or of
-    the last "what about X?"), carried through the follow-ups after it."""
+    the last "what about X?"), carried through the follow-ups after it; a follow-up that
+    points at what the answer before it introduced ("Which tablets help?" / "Cetirizine
+    [1]" / "Does it make you drowsy?") moves it there."""
     current = ""
-    for m in history:
+    for i, m in enumerate(history):
         if m.role != "user":
             continue
         if _follows(m.content, current):
-            current = _switched_to(m.content) or current
+            switched = _switched_to(m.content)
+            if not switched and refers_back(m.content):
+                switched = referents.introduced(history[:i], _is_topical)
+            current = switched or current
         else:
             current = subject(m.content) or current
     return current
@@ -220,49 +266,44 @@ def _previous_topic(history: Sequence[HistoryMessage]) -> str:
     return conversation_topic(history)
 
 
-def _previous_question(history: Sequence[HistoryMessage]) -> str:
-    return next((m.content for m in reversed(history) if m.role == "user"), "")
-
-
-def _refers_back(message: str) -> bool:
-    return bool(
-        _PRONOUN.search(message)
-        or _DET_NOUN.search(message)
-        or _DEMONSTRATIVE.search(message)
-        or re.search(r"\bthe same\b", message, re.IGNORECASE)
-    )
-
-
-def reference_word(message: str) -> str:
-    """The first word pointing back at something ("it", "that" ...), or ``""``."""
-    for pattern in (_PRONOUN, _DET_NOUN, _DEMONSTRATIVE):
-        m = pattern.search(message)
-        if m:
-            return m.group(0).split()[0].lower()
-    return ""
+def _previous_standalone(history: Sequence[HistoryMessage]) -> tuple[str, str]:
+    """The last user question as asked and as it was searched: "What about warfarin?" after
+    "Does it interact with the pill?" swaps the pill in "Does amoxicillin interact with the
+    pill?"."""
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].role == "user":
+            earlier, asked = history[:i], history[i].content
+            return asked, reformulate(asked, earlier) if is_follow_up(asked, earlier) else asked
+    return "", ""
 
 
 def is_follow_up(message: str, history: Sequence[HistoryMessage]) -> bool:
-    """True when ``message`` needs the conversation to be understood (see module docstring)."""
-    return _follows(message, _previous_topic(history))
+    """True when ``message`` needs the conversation to be understood (see module docstring):
+    also "she"/"he" after a message that named someone, with no topic before."""
+    if _follows(message, _previous_topic(history)):
+        return True
+    person = PERSON.search(message)
+    return (
+        person is not None
+        and bool(referents.last_person(history))
+        and not referents.refers_within(message, person.start(), _has_topic)
+    )
 
 
-def _case(phrase: str, at_start: bool) -> str:
-    return phrase[:1].upper() + phrase[1:] if at_start else phrase
-
-
-def _replace_refs(message: str, about: str) -> str:
-    def sub(pattern: re.Pattern[str], text: str) -> str:
-        def repl(m: re.Match[str]) -> str:
-            word = m.group(0).lower().replace("’", "'")
-            return _case(about + (" is" if word == "it's" else ""), m.start() == 0)
-
-        return pattern.sub(repl, text)
-
-    out = sub(_DET_NOUN, message)
-    out = sub(_PRONOUN, out)
-    out = sub(_DEMONSTRATIVE, out)
-    return out
+def _question(body: str, current: str, end: str) -> str:
+    """A follow-up without a reference word, completed with the topic."""
+    how_much = _HOW_MUCH.match(body)
+    if how_much:
+        return f"{how_much.group(1)} {current}{body[how_much.end() :]}{end}"
+    first = words(body)[0].lower() if words(body) else ""
+    tokens = [w.lower() for w in words(body)]
+    if len(tokens) <= 2 and first not in _QUESTION_START and tokens[-1] in _QUESTION_START:
+        return f"{body} {current}{end}"  # "Until when?" → "Until when annual leave?"
+    if first in _QUESTION_START:
+        last = words(body)[-1].lower()
+        joiner = "in" if last == "involved" else "of" if last in _ATTRIBUTE_END else "for"
+        return f"{body} {joiner} {current}{end}"
+    return f"{current} {body[:1].lower()}{body[1:]}{end}"
 
 
 def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
@@ -277,25 +318,32 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
     same = re.search(r"\bthe same\b", body, re.IGNORECASE)
     if about or same:
         rest = body[about.end() :] if about else body
+        inner = first_reference(rest)
+        if about and inner is not None and referents.refers_within(rest, inner, _has_topic):
+            return f"{rest}{end}"  # "and what about pepsin, what pH does it like?"
         new_topic = topic(rest)
-        if new_topic and (same or not _refers_back(rest)):
-            previous = _previous_question(history)
-            old = topic(previous)
-            if old and old in previous:
-                return previous.replace(old, new_topic, 1)
+        if new_topic and (same or not refers_back(rest)):
+            raw, previous = _previous_standalone(history)
+            # what varies is what the previous question named itself ("the contraceptive
+            # pill"), not the topic its reference was resolved to
+            for old in (_noun_topic(raw), _noun_topic(previous)):
+                if old and old in previous:
+                    return previous.replace(old, new_topic, 1)
             return f"{new_topic}{end}"
-    if _refers_back(body):
-        return _replace_refs(body, current) + end
+    if refers_back(body):
+        aspects = _ATTRIBUTE_END | GENERIC
+        resolved = Resolver.of(history, current, _is_topical, aspects).replace(body)
+        if resolved != body:
+            return resolved + end
+        # "she" with nobody named: the topic still helps the search.
+        return f"{body} ({current}){end}"
     cont = _CONTINUATION.match(body)
     if cont:
         rest = body[cont.end() :].strip()
-        return f"{current} {rest}{end}" if rest else f"{current}{end}"
-    how_much = _HOW_MUCH.match(body)
-    if how_much:
-        return f"{how_much.group(1)} {current}{body[how_much.end() :]}{end}"
-    first = words(body)[0].lower() if words(body) else ""
-    if first in _QUESTION_START:
-        last = words(body)[-1].lower()
-        joiner = "in" if last == "involved" else "of" if last in _ATTRIBUTE_END else "for"
-        return f"{body} {joiner} {current}{end}"
-    return f"{current} {body[:1].lower()}{body[1:]}{end}"
+        if not rest:
+            return f"{current}{end}"
+        if words(rest)[0].lower() in _QUESTION_START:
+            # "and what is the maximum dose?" is the question "what is the maximum dose of X?"
+            return _question(rest[:1].upper() + rest[1:], current, end)
+        return f"{current} {rest}{end}"
+    return _question(body, current, end)

@@ -1,0 +1,136 @@
+"""The words of a follow-up that point back ("it", "that", "this medicine", "she", "they",
+"those ones") and what replaces each kind (``Resolver``): "it" and "that" the thing talked
+about, "she" the person just named, "they" the aspect or the people just asked about. What
+those are is found in ``referents``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ragchat.agents.heuristics import referents
+from ragchat.agents.heuristics._text import words
+from ragchat.types import HistoryMessage
+
+PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)
+DEMONSTRATIVE = re.compile(
+    r"\b(?:this|that|these|those)(?:\s+(?:medicine|medication|drug|pill|pills|tablet|tablets|"
+    r"condition|illness|disease|one|ones|stuff|thing|treatment|problem))?(?=\s*[?.!,]|\s*$|"
+    r"\s+(?:is|are|was|does|do|can|could|will|would|should|has|have|cause|causes|help|helps|"
+    r"work|works|affect|affects|mean|means|last|lasts|with|for|at|in|on|safe|okay|ok|"
+    r"dangerous|bad|good|normal|true|right|wrong|serious|worse|better|every|each|twice|daily|"
+    r"too|if)\b|\s+\w+ed\b)",
+    re.IGNORECASE,
+)
+DET_NOUN = re.compile(
+    r"\b(?:this|that|these|those|the same)\s+(?:medicine|medication|drug|pill|pills|tablet|"
+    r"tablets|condition|illness|disease|treatment|problem)\b",
+    re.IGNORECASE,
+)
+# "Does that make you drowsy?", "Is this normal?", "Will those affect my pay?": a
+# demonstrative as the subject of a question.
+DEMONSTRATIVE_SUBJECT = re.compile(
+    r"\b(?:does|do|did|can|could|will|would|should|is|are|was|were|has|have|might|may)\s+"
+    r"(?:that|this|these|those)\b(?=\s+[a-z])",
+    re.IGNORECASE,
+)
+PERSON = re.compile(r"\b(she|he|her|him|his|hers|herself|himself)\b", re.IGNORECASE)
+PLURAL = re.compile(r"\b(they|them|their|theirs|those|these|ones)\b", re.IGNORECASE)
+# "What did they decide?": people (a committee, a team), not the thing talked about.
+_THEY_PEOPLE = re.compile(
+    r"\bthey\s+(?:\w+ly\s+)?(?:decide|say|said|agree|think|thought|want|plan|propose|suggest|"
+    r"vote|mention|discuss|choose|chose|recommend|told|tell|ask)\w*\b",
+    re.IGNORECASE,
+)
+_SAME = re.compile(r"\bthe same\b", re.IGNORECASE)
+_DEMONSTRATIVE_WORD = re.compile(r"\b(?:that|this|these|those)\b", re.IGNORECASE)
+REFERENCES = (PRONOUN, DET_NOUN, DEMONSTRATIVE, DEMONSTRATIVE_SUBJECT, PERSON, PLURAL)
+
+
+def first_reference(message: str) -> int | None:
+    """Where the first word pointing back at something starts, or ``None``."""
+    starts = [m.start() for p in (*REFERENCES, _SAME) if (m := p.search(message))]
+    return min(starts, default=None)
+
+
+def refers_back(message: str) -> bool:
+    return first_reference(message) is not None
+
+
+def reference_word(message: str) -> str:
+    """The first word pointing back at something ("it", "that" ...), or ``""``."""
+    first = first_reference(message)
+    if first is None:
+        return ""
+    found = words(message[first:])
+    return found[0].lower() if found else ""
+
+
+def _possessive(phrase: str, word: str, following: str) -> str:
+    """``phrase`` standing in for ``word``: "his" → "Tom's"; "her" before a noun ("her team")
+    is possessive too, "her" at the end or before a preposition is not."""
+    low = word.lower()
+    owner = low in {"his", "hers"} or (low == "her" and re.match(r"\s+[a-z]", following))
+    preposition = re.match(r"\s+(?:to|for|about|with|at|on|in|by|from|if|and|or)\b", following)
+    return f"{phrase}'s" if owner and not preposition else phrase
+
+
+def _case(phrase: str, at_start: bool) -> str:
+    return phrase[:1].upper() + phrase[1:] if at_start else phrase
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """What each kind of back-reference in a follow-up stands for: ``thing`` ("it", "that":
+    what the last answer introduced, else the topic), ``person`` ("she", "he"), ``plural``
+    ("they", "those": the people or the aspect just asked about, else the thing)."""
+
+    topic: str
+    thing: str
+    person: str
+    plural: str
+    people: bool  # ``plural`` names people ("children"), so the topic is added beside them
+
+    @classmethod
+    def of(
+        cls,
+        history: Sequence[HistoryMessage],
+        topic: str,
+        is_topical: Callable[[str], bool],
+        aspects: frozenset[str],
+    ) -> Resolver:
+        thing = referents.introduced(history, is_topical) or topic
+        people = referents.plural_people(history)
+        found = referents.aspect(history, aspects)
+        plural = people or (f"{found} of {thing}" if found else thing)
+        return cls(topic, thing, referents.last_person(history), plural, bool(people))
+
+    def replace(self, message: str) -> str:
+        """``message`` with its back-references replaced (unchanged when none resolved)."""
+
+        def sub(pattern: re.Pattern[str], text: str, about: str) -> str:
+            def repl(m: re.Match[str]) -> str:
+                word = m.group(0).lower().replace("’", "'")
+                if pattern in (PLURAL, PRONOUN) and _THEY_PEOPLE.match(text, m.start()):
+                    return m.group(0)  # "What did they decide?": a committee, not a thing
+                if pattern is DEMONSTRATIVE_SUBJECT:
+                    found = _DEMONSTRATIVE_WORD.search(m.group(0))
+                    assert found is not None
+                    return m.group(0)[: found.start()] + about
+                phrase = about + (" is" if word == "it's" else "")
+                if pattern is PERSON:
+                    phrase = _possessive(about, word, text[m.end() :])
+                return _case(phrase, m.start() == 0)
+
+            return pattern.sub(repl, text)
+
+        out = sub(DET_NOUN, message, self.thing)
+        if self.person:
+            out = sub(PERSON, out, self.person)
+        plural = sub(PLURAL, out, self.plural)
+        if plural != out and self.people and self.topic.lower() not in plural.lower():
+            plural += f" ({self.topic})"  # "What's the most children can have (amoxicillin)"
+        out = sub(PRONOUN, plural, self.thing)
+        out = sub(DEMONSTRATIVE_SUBJECT, out, self.thing)
+        return sub(DEMONSTRATIVE, out, self.thing)

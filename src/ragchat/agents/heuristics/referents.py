@@ -1,0 +1,187 @@
+"""What a follow-up's "she", "they" or "it" can point at besides the conversation's topic: what
+was just said. Used by ``reformulate``.
+
+- A person: "she", "he", "her", "him", "his" name the person the last answer (else the last
+  user message, else earlier ones) named: after "Who runs the compost workshop?" and "Maria
+  Lopez runs it [1]", "When is she free?" asks when Maria Lopez is free.
+- What the last answer introduced: after a question that asks *which thing* ("Which tablets
+  are best for hay fever?", "What form do I need for expenses?"), the answer's new words
+  ("Cetirizine is best for hay fever [1]" → "Cetirizine") are what "it" and "that" mean next.
+- The aspect asked about: after "What are the side effects of ibuprofen?", "they" and "those"
+  are the side effects of ibuprofen, not ibuprofen.
+- Nothing outside the message: in "My head is pounding. What could it be?" the "it" points at
+  what the message itself just described, so the message is a new question, not a follow-up.
+
+Only answers that cite a source count as "what was said" (a refusal names nothing)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from ragchat.agents.heuristics._text import words, wordset
+from ragchat.types import HistoryMessage
+
+_CITED = re.compile(r"\[\d{1,2}\]")
+_TITLE = r"(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor)\.?"
+_NAME_WORD = r"[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
+_NAME = re.compile(rf"(?:{_TITLE}\s+)?{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}}")
+# A capitalised word at the start of a sentence is a name only when a verb of saying or
+# doing follows it ("Maria said", "Tom will").
+_NAME_VERB = re.compile(
+    r"\s+(?:said|says|will|would|is|was|has|had|runs|ran|leads|led|asked|agreed|suggested|"
+    r"mentioned|explained|thinks|thought|proposed|offered|volunteered|can|could|should|"
+    r"presented|owns|manages|handles|looks|wants|needs|takes|took)\b"
+)
+# Capitalised words that are not people.
+_NOT_NAMES = wordset(
+    """I The A An This That These Those It Its If When While Yes No Not Our Your My We You They
+    He She His Her Please Note Check Use Make Take Call Send Ask See Tell Also Then Finally
+    First Next Once Before After Monday Tuesday Wednesday Thursday Friday Saturday Sunday
+    January February March April May June July August September October November December
+    Christmas Easter HR IT UK US EU NHS PDF Step Section Table Chapter Page Figure Error
+    Manager Managers Team Staff Employee Employees Company Handbook Policy Guide Welcome Hello
+    Hi Thanks Okay OK Tonight Today Tomorrow Yesterday Finally Good Great Right Sure Well So
+    According Under Every Each All Any Some Most Many Do Does Did Can Could Would Should Will
+    Is Are Was Were Has Have Had What Who Which Where Why How"""
+)
+_SPEAKER = re.compile(rf"(?:^|\n|\]\s*)({_NAME_WORD}(?:\s+{_NAME_WORD})?):\s")
+# A question that asks which thing (its answer brings the thing up): "which X", "what X do",
+# "what is the name of".
+_WHICH = re.compile(
+    r"^\s*(?:and\s+)?(?:which|what(?:\s+(?:kind|sort|type|brand)\s+of)?)\s+"
+    r"(?P<thing>(?:[\w'’-]+\s+){0,2}?[\w'’-]+)\s+(?:do|does|did|should|shall|can|could|is|are|"
+    r"was|were|will|would|has|have|helps?|works?|needs?|goes|applies|covers?)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|…\s*")
+_SUBORDINATE = re.compile(
+    r"^\s*(?:if|when|whenever|while|after|before|since|once|until|unless)\b", re.IGNORECASE
+)
+_QUESTION_WORD = re.compile(
+    r"^\s*(?:what|what's|how|why|where|who|which|is|are|can|could|should|does|do|will|would)\b",
+    re.IGNORECASE,
+)
+
+
+def last_answer(history: Sequence[HistoryMessage]) -> str:
+    """The last assistant reply when it cites a source (a refusal or small talk names
+    nothing), without its citation markers; else ``""``."""
+    if not history or history[-1].role != "assistant":
+        return ""
+    content = history[-1].content
+    return _CITED.sub("", content).strip() if _CITED.search(content) else ""
+
+
+def people(text: str) -> list[str]:
+    """Names of people in ``text``, in order: capitalised words that are not at a sentence
+    start (or are followed there by a verb, a second name part or a colon: "Maria said",
+    "Maria Lopez", "Maria: ..."), with a title when they have one ("Dr Patel")."""
+    found: list[str] = [m.group(1) for m in _SPEAKER.finditer(text)]
+    for m in _NAME.finditer(text):
+        name = m.group(0)
+        parts = name.split()
+        while parts and parts[0] in _NOT_NAMES:
+            parts = parts[1:]
+        if not parts:
+            continue
+        name = " ".join(parts)
+        start = m.start() + m.group(0).index(parts[0])
+        before = text[:start].rstrip()
+        at_start = not before or before[-1] in '.!?:\n"“(['
+        titled = re.match(_TITLE + r"\s", name) is not None
+        if at_start and not titled and len(parts) < 2 and not _NAME_VERB.match(text[m.end() :]):
+            continue
+        if name not in found:
+            found.append(name)
+    return found
+
+
+def last_person(history: Sequence[HistoryMessage]) -> str:
+    """The person most recently named: first the last answer's first name, then the user's
+    messages and earlier answers, newest first."""
+    answer = last_answer(history)
+    if answer and (names := people(answer)):
+        return names[0]
+    for m in reversed(history):
+        if names := people(m.content):
+            return names[0]
+    return ""
+
+
+def last_question(history: Sequence[HistoryMessage]) -> str:
+    return next((m.content for m in reversed(history) if m.role == "user"), "")
+
+
+def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bool]) -> str:
+    """What the last answer brought up when the last question asked *which* thing: the
+    longest run of topical words of the answer's first sentence that the question did not
+    use ("Which tablets help with hay fever?" / "Cetirizine helps with hay fever" →
+    "Cetirizine"); ``""`` otherwise."""
+    question = last_question(history)
+    which = _WHICH.match(question)
+    answer = last_answer(history)
+    if which is None or not answer:
+        return ""
+    asked = {w.lower() for w in words(question)}
+    if not any(is_topical(w) for w in words(which.group("thing"))):
+        return ""  # "which genetic changes are involved?": an aspect, not a thing
+    first = _SENTENCE.split(answer, maxsplit=1)[0]
+    best: list[str] = []
+    run: list[str] = []
+    for w in [*words(first), ""]:
+        if w and w.lower() not in asked and is_topical(w):
+            run.append(w)
+            continue
+        if len(run) > len(best):
+            best = run
+        run = []
+    return " ".join(best)
+
+
+def aspect(history: Sequence[HistoryMessage], aspects: frozenset[str]) -> str:
+    """The plural aspect the last question asked about ("side effects", "symptoms",
+    "steps"), with the word before it when that is part of it ("side"); ``""`` if none."""
+    tokens = words(last_question(history))
+    for i, w in enumerate(tokens):
+        if w.lower() in aspects and w.lower().endswith("s"):
+            before = tokens[i - 1].lower() if i else ""
+            if before in {"side", "warning", "possible", "common", "main", "early"}:
+                return f"{tokens[i - 1]} {w}"
+            return w
+    return ""
+
+
+# People a question can ask about as a group: "they" in the next message means them.
+_PEOPLE = wordset(
+    """children kids adults people staff employees managers teenagers teens babies men women
+    patients students members volunteers parents colleagues contractors visitors tenants
+    customers clients pupils"""
+)
+
+
+def plural_people(history: Sequence[HistoryMessage]) -> str:
+    """The group of people the last question asked about ("And for children?" →
+    "children"), or ``""``."""
+    return next((w for w in words(last_question(history)) if w.lower() in _PEOPLE), "")
+
+
+def refers_within(message: str, first_reference: int, has_topic: Callable[[str], bool]) -> bool:
+    """Whether the back-reference at ``first_reference`` points at something the message said
+    before it, in an earlier statement ("My head is pounding. What could it be?") or an
+    earlier clause before a question ("the kettle smells of burning, is it safe?"); a
+    conditional ("If I miss a dose, can I take it later?") does not name a new subject."""
+    before = message[:first_reference]
+    pieces = [p for p in _SENTENCE.split(before) if p.strip()]
+    complete = before.rstrip()[-1:] in tuple(".!?;…")
+    sentences = pieces if complete else pieces[:-1]
+    statements = [p for p in sentences if not p.rstrip().endswith("?")]
+    if any(has_topic(p) and not _SUBORDINATE.match(p) for p in statements):
+        return True
+    if complete or not pieces:
+        return False
+    clauses = re.split(r",\s*(?=\S)", pieces[-1])
+    if len(clauses) < 2 or not _QUESTION_WORD.match(clauses[-1]):
+        return False
+    lead = ", ".join(clauses[:-1])
+    return has_topic(lead) and not _SUBORDINATE.match(lead)
