@@ -72,9 +72,9 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
     vectors = kb.stored_vectors(ids)
     assert vectors is not None
     query = kb.embedder.embed_query("how much sleep does a toddler need")
-    info = stores.describe_kb(settings, name, backend=backend)  # type: ignore[arg-type]
+    info = stores.describe_kb(settings, name, backend=backend).manifest  # type: ignore[arg-type]
     out = {
-        "counts": (info["children"], info["parents"], info["documents"], info["files"]),
+        "counts": (info.children, info.parents, info.documents, info.files),
         "children": children,
         "parents": sorted(kb.parents(), key=lambda c: c.chunk_id),
         "vectors": vectors,
@@ -85,7 +85,7 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
         # Whole rankings (ties broken by id: the stores break them differently).
         "dense": ranking(kb.dense_search(query, 100)),
         "bm25": ranking(kb.bm25_search("toddler sleep advice", 100)),
-        "migrating": info.get("migrating_from"),
+        "migrating": info.migrating_from,
     }
     kb.close()
     return out
@@ -184,4 +184,4 @@ def test_an_existing_knowledge_base_is_never_overwritten(settings: Settings, doc
     other.close()
     with pytest.raises(IndexStateError, match="already exists"):
         migrate(settings, "demo", "qdrant")
-    assert stores.describe_kb(settings, "demo", backend="qdrant")["children"] == 0
+    assert stores.describe_kb(settings, "demo", backend="qdrant").manifest.children == 0
