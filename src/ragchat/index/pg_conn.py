@@ -6,7 +6,8 @@ manifest, a revision, and the BM25 collection statistics: searchable chunks and 
 length); ``documents`` and ``files`` are its catalogue. Each knowledge base has two tables of its
 own, named by its id so any name is safe: ``kb<id>_chunks`` (children with a ``vector(dim)`` and
 an HNSW index, parents without a vector) and ``kb<id>_terms`` (the inverted index: one row per
-distinct term of a child, with its count, tokenised by ragchat's own BM25 tokenizer).
+distinct term of a child, with its count and the child's length, tokenised by ragchat's own
+BM25 tokenizer; the primary key covers them, so a term's postings are one index range).
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ CREATE TABLE {terms} (
     term text NOT NULL,
     row_id bigint NOT NULL REFERENCES {chunks} ON DELETE CASCADE,
     tf integer NOT NULL,
-    PRIMARY KEY (term, row_id)
+    dl integer NOT NULL,
+    PRIMARY KEY (term, row_id) INCLUDE (tf, dl)
 );
 CREATE INDEX {terms}_row ON {terms} (row_id);
 """

@@ -246,11 +246,12 @@ class PgVectorKB:
                         )
                     )
             row_of = dict(zip((c.chunk_id for c in chunks), ids, strict=True))
-            with conn.cursor().copy(f"COPY {self._terms} (term, row_id, tf) FROM STDIN") as copy:
-                for c, (counts, _) in zip(children, stats, strict=True):
+            sql = f"COPY {self._terms} (term, row_id, tf, dl) FROM STDIN"
+            with conn.cursor().copy(sql) as copy:
+                for c, (counts, length) in zip(children, stats, strict=True):
                     row_id = row_of[c.chunk_id]
                     for term, tf in counts.items():
-                        copy.write_row((term, row_id, tf))
+                        copy.write_row((term, row_id, tf, length))
             conn.execute(
                 "UPDATE kbs SET n_children = n_children + %s, total_len = total_len + %s "
                 "WHERE id = %s",
@@ -362,9 +363,11 @@ class PgVectorKB:
         self, query_vec: Vector, k: int, filters: Mapping[str, Any] | None = None
     ) -> Ranked:
         conds, params = self._where(filters)
-        exact_below = self.settings.vector_store.exact_below
+        vs = self.settings.vector_store
         with self._session.read() as conn:
-            return pg_search.dense(conn, self._chunks, query_vec, k, conds, params, exact_below)
+            return pg_search.dense(
+                conn, self._chunks, query_vec, k, conds, params, vs.exact_below, vs.hnsw_ef_search
+            )
 
     @guarded
     def bm25_search(self, query: str, k: int, filters: Mapping[str, Any] | None = None) -> Ranked:
