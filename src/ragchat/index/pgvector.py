@@ -47,6 +47,18 @@ def _chunk(r: Sequence[Any]) -> Chunk:
     return Chunk(r[0], r[1], r[5], int(r[2]), r[3], bool(r[4]), dict(r[6] or {}))
 
 
+def _copy_text(value: str) -> str:
+    """``value`` escaped for COPY's text format."""
+    if any(ch in value for ch in "\\\t\n\r"):
+        return (
+            value.replace("\\", "\\\\")
+            .replace("\t", "\\t")
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
+    return value
+
+
 def _array(value: Any) -> Vector:
     """pgvector's ``Vector`` (or an array, depending on the adapter's version) as float32."""
     to_numpy = getattr(value, "to_numpy", None)
@@ -248,10 +260,16 @@ class PgVectorKB:
             row_of = dict(zip((c.chunk_id for c in chunks), ids, strict=True))
             sql = f"COPY {self._terms} (term, row_id, tf, dl) FROM STDIN"
             with conn.cursor().copy(sql) as copy:
+                # COPY's text format written by hand: ~10x faster than a write_row per
+                # posting (tens of them per chunk).
                 for c, (counts, length) in zip(children, stats, strict=True):
-                    row_id = row_of[c.chunk_id]
-                    for term, tf in counts.items():
-                        copy.write_row((term, row_id, tf, length))
+                    tail = f"\t{row_of[c.chunk_id]}\t"
+                    copy.write(
+                        "".join(
+                            f"{_copy_text(term)}{tail}{tf}\t{length}\n"
+                            for term, tf in counts.items()
+                        )
+                    )
             conn.execute(
                 "UPDATE kbs SET n_children = n_children + %s, total_len = total_len + %s "
                 "WHERE id = %s",
