@@ -143,7 +143,7 @@ def test_kb_migrate_to_qdrant_then_search_there(
     bad = runner.invoke(
         app, ["kb", "migrate", "medical", "--to", "mongo", "--data-dir", str(data_dir)]
     )
-    assert bad.exit_code == 2 and "--to must be qdrant or embedded" in bad.output
+    assert bad.exit_code == 2 and "--to must be one of embedded, qdrant, pgvector" in bad.output
     moved = runner.invoke(
         app,
         [

@@ -64,7 +64,7 @@ def ingest(
     """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
     from ragchat import resources
     from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.index.stores import EmbeddedStore, vector_store
     from ragchat.ingest.chunking import Chunker
     from ragchat.ingest.registry import iter_files, supported_types, unsupported_files
 
@@ -80,12 +80,13 @@ def ingest(
                 " ".join(map(str, paths)),
                 f"nothing to ingest: no file of a supported type; supported: {supported_types()}",
             )
-        embedded = settings.vector_store.backend == "embedded"
+        store = vector_store(settings)
+        embedded = isinstance(store, EmbeddedStore)  # its files answer without a model
         unchanged = None if prune or not embedded else all_unchanged(settings.kb_root / kb, paths)
         if unchanged is not None:  # nothing to do: no model to load
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return
-        created = kb not in KnowledgeBase.names(settings.kb_root)
+        created = kb not in store.names()
         emb = resources.ingest_embedder(settings)
         base = resources.open_or_create_kb(settings, kb, emb, dense_backend=backend)
         try:
@@ -95,7 +96,7 @@ def ingest(
             discarded = created and base.child_count() == 0
             if discarded:  # a failed first ingest leaves no empty knowledge base behind
                 base.close()
-                KnowledgeBase.delete(settings.kb_root, kb)
+                store.delete(kb)
         folders = [p for p in paths if p.is_dir()]
         pruned = prune_missing(base, folders) if prune and not discarded else 0
         for e in report.errors:

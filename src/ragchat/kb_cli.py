@@ -30,23 +30,22 @@ def kb_list(data_dir: DataDir = None) -> None:
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        vs = settings.vector_store
-        where = settings.kb_root if vs.backend == "embedded" else vs.url or settings.qdrant_path
-        table = Table(title=f"knowledge bases in {where} ({vs.backend})")
+        store = stores.vector_store(settings)
+        table = Table(title=f"knowledge bases in {store.where()} ({store.backend})")
         for col in ("name", "who sees it", "documents", "chunks", "model", "updated"):
             table.add_column(col)
         rows = _created(settings)
         for name in stores.kb_names(settings):
-            m = stores.describe_kb(settings, name)
+            m = stores.describe_kb(settings, name).manifest
             row = rows.get(name)
             shown = name if row is None or row.name == name else f"{row.name} (stored as {name})"
             table.add_row(
                 shown,
                 _audience(row),
-                str(m["documents"]),
-                str(m["children"]),
-                str(m["embedding_model"]),
-                str(m["updated"]),
+                str(m.documents),
+                str(m.children),
+                m.embedding_model,
+                m.updated,
             )
         console.print(table)
 
@@ -110,7 +109,7 @@ def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        stats = stores.describe_kb(settings, name)
+        stats = stores.describe_kb(settings, name).as_dict()
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
@@ -215,27 +214,43 @@ def kb_repair(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) 
 @kb_app.command("migrate")
 def kb_migrate(
     name: Annotated[str, typer.Argument()],
-    to: Annotated[str, typer.Option("--to", help="Target vector store: qdrant or embedded.")],
+    to: Annotated[
+        str, typer.Option("--to", help="Target vector store: embedded, qdrant or pgvector.")
+    ],
     new_name: Annotated[
         str | None, typer.Option("--name", help="Name in the target store (default: the same).")
     ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="Source vector store (default: the configured one; embedded when that is --to).",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Copy a knowledge base to the other vector store without re-embedding (vectors, chunks,
+    """Copy a knowledge base between vector stores without re-embedding (vectors, chunks,
     documents, files, manifest). Interrupted, run it again: it resumes. The Qdrant side is the
-    one RAGCHAT_VECTOR_STORE__URL / __PATH configure."""
+    one RAGCHAT_VECTOR_STORE__URL / __PATH configure; pgvector's, RAGCHAT_VECTOR_STORE__URL or
+    RAGCHAT_DATABASE_URL."""
     from ragchat import errors
     from ragchat.cli_common import progress_bars
     from ragchat.index.migrate import migrate
-    from ragchat.index.stores import Backend
+    from ragchat.index.stores import BACKENDS
 
     settings = load_settings(data_dir)
     with exit_on_error():
-        if to not in ("qdrant", "embedded"):
-            raise errors.InvalidInput(f"--to must be qdrant or embedded, not {to!r}")
-        target: Backend = "qdrant" if to == "qdrant" else "embedded"
+        for option, given in (("--to", to), ("--from", source)):
+            if given is not None and given not in BACKENDS:
+                raise errors.InvalidInput(
+                    f"{option} must be one of {', '.join(BACKENDS)}, not {given!r}"
+                )
+        target = next(b for b in BACKENDS if b == to)
+        origin = next((b for b in BACKENDS if b == source), None)
         with progress_bars() as progress:
-            report = migrate(settings, name, target, new_name=new_name, progress=progress)
+            report = migrate(
+                settings, name, target, new_name=new_name, source=origin, progress=progress
+            )
         table = Table(title=f"{report.source} → {report.target}", show_header=False)
         for label, value in (
             ("documents", report.documents),
@@ -272,6 +287,6 @@ def health(data_dir: DataDir = None) -> None:
             else f"{llm.backend}: {llm.model}",
         )
         for name in stores.kb_names(settings):
-            m = stores.describe_kb(settings, name)
-            table.add_row(f"kb {name}", f"{m['documents']} documents, {m['children']} vectors")
+            m = stores.describe_kb(settings, name).manifest
+            table.add_row(f"kb {name}", f"{m.documents} documents, {m.children} vectors")
         console.print(table)

@@ -311,9 +311,12 @@ class VectorStoreSettings(BaseModel):
     """Where knowledge bases live. ``embedded``: files under ``<data_dir>/kb`` (numpy vectors,
     BM25, SQLite), zero setup. ``qdrant``: one Qdrant collection per knowledge base, on a server
     or cluster (``url``) or in qdrant-client's on-disk local mode (``path``; default
-    ``<data_dir>/qdrant``). Needs the ``qdrant`` extra. Env: ``RAGCHAT_VECTOR_STORE__BACKEND``."""
+    ``<data_dir>/qdrant``). Needs the ``qdrant`` extra. ``pgvector``: tables in a PostgreSQL with
+    pgvector >= 0.8 (``url``, else ``database_url``), shared by any number of app servers; needs
+    the ``pgvector`` extra. Env: ``RAGCHAT_VECTOR_STORE__BACKEND``."""
 
-    backend: Literal["embedded", "qdrant"] = "embedded"
+    backend: Literal["embedded", "qdrant", "pgvector"] = "embedded"
+    # Qdrant's URL, or pgvector's PostgreSQL URL (default: ``database_url``).
     url: str | None = None
     api_key: SecretStr | None = None
     path: Path | None = None
@@ -325,6 +328,15 @@ class VectorStoreSettings(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0)
     # Points per upsert request.
     batch_size: int = Field(default=256, ge=1)
+    # pgvector: the schema holding the knowledge bases' tables (created when missing), the HNSW
+    # build parameters, the search breadth, and the filtered searches answered exactly (a filter
+    # matching at most this many chunks scans them all instead of walking the graph).
+    pg_schema: str = Field(default="ragchat_kb", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    hnsw_m: int = Field(default=16, ge=2, le=100)
+    hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
+    hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    exact_below: int = Field(default=10_000, ge=0)
+    pool_size: int = Field(default=8, ge=1)
 
 
 class Settings(BaseSettings):
@@ -375,6 +387,13 @@ class Settings(BaseSettings):
     def qdrant_path(self) -> Path:
         """The on-disk Qdrant of local mode (used when no ``vector_store.url`` is set)."""
         return self.vector_store.path or self.data_dir / "qdrant"
+
+    @property
+    def pgvector_url(self) -> str | None:
+        """The PostgreSQL of the pgvector store: its own URL, else the chat store's database
+        when that is PostgreSQL."""
+        url = self.vector_store.url or self.database_url
+        return url if url and url.startswith("postgres") else None
 
 
 # What ``ragchat serve --workers N`` hands its worker processes besides the environment they

@@ -1,9 +1,12 @@
-"""``kb migrate``: a copy between the embedded store and Qdrant (local mode) that re-embeds
-nothing, keeps every count, searches the same, and, interrupted at any point, ends on a re-run
-with exactly the counts of one clean run."""
+"""``kb migrate``: a copy between the embedded store, Qdrant (local mode) and pgvector (a real
+PostgreSQL when RAGCHAT_TEST_PGVECTOR_URL is set) that re-embeds nothing, keeps every count,
+searches the same, and, interrupted at any point, ends on a re-run with exactly the counts of
+one clean run."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,19 +30,34 @@ pytest.importorskip("qdrant_client")
 from ragchat.index.qdrant import QdrantKB
 from ragchat.index.qdrant_conn import release
 
+PGVECTOR_URL = os.environ.get("RAGCHAT_TEST_PGVECTOR_URL")
+PGVECTOR = pytest.param(
+    "pgvector",
+    marks=[
+        pytest.mark.integration,
+        pytest.mark.skipif(not PGVECTOR_URL, reason="RAGCHAT_TEST_PGVECTOR_URL is not set"),
+    ],
+)
 CHUNKING = ChunkingSettings(child_size=120, child_overlap=10, parent_size=300)
 TOPICS = ["ibuprofen dosing", "toddler sleep", "fever in babies", "iron tablets", "hay fever"]
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Iterator[Settings]:
+    """Qdrant configured (local mode); pgvector reached through the database URL, in a scratch
+    schema, so one configuration holds all three stores."""
     settings = Settings(
         data_dir=tmp_path / "data",
         chunking=CHUNKING,
-        vector_store=VectorStoreSettings(backend="qdrant"),
+        database_url=PGVECTOR_URL,
+        vector_store=VectorStoreSettings(backend="qdrant", pg_schema=f"t_{uuid.uuid4().hex[:12]}"),
     )
     yield settings
     release(settings)
+    if PGVECTOR_URL:
+        from ragchat.index.pg_conn import drop_schema
+
+        drop_schema(settings)
 
 
 @pytest.fixture
@@ -72,9 +90,9 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
     vectors = kb.stored_vectors(ids)
     assert vectors is not None
     query = kb.embedder.embed_query("how much sleep does a toddler need")
-    info = stores.describe_kb(settings, name, backend=backend)  # type: ignore[arg-type]
+    info = stores.describe_kb(settings, name, backend=backend).manifest  # type: ignore[arg-type]
     out = {
-        "counts": (info["children"], info["parents"], info["documents"], info["files"]),
+        "counts": (info.children, info.parents, info.documents, info.files),
         "children": children,
         "parents": sorted(kb.parents(), key=lambda c: c.chunk_id),
         "vectors": vectors,
@@ -85,7 +103,7 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
         # Whole rankings (ties broken by id: the stores break them differently).
         "dense": ranking(kb.dense_search(query, 100)),
         "bm25": ranking(kb.bm25_search("toddler sleep advice", 100)),
-        "migrating": info.get("migrating_from"),
+        "migrating": info.migrating_from,
     }
     kb.close()
     return out
@@ -96,14 +114,22 @@ def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
     assert a == b
 
 
-@pytest.mark.parametrize("source", ["embedded", "qdrant"])
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("embedded", "qdrant"),
+        ("qdrant", "embedded"),
+        pytest.param("embedded", "pgvector", marks=PGVECTOR.marks),
+        pytest.param("pgvector", "embedded", marks=PGVECTOR.marks),
+        pytest.param("qdrant", "pgvector", marks=PGVECTOR.marks),
+    ],
+)
 def test_a_copy_keeps_everything_and_reembeds_nothing(
-    settings: Settings, docs: Path, source: str
+    settings: Settings, docs: Path, source: str, target: str
 ) -> None:
     kb = build(settings, source, docs)
     kb.close()
-    target = "qdrant" if source == "embedded" else "embedded"
-    report = migrate(settings, "demo", target, new_name="copy")  # type: ignore[arg-type]
+    report = migrate(settings, "demo", target, new_name="copy", source=source)  # type: ignore[arg-type]
     assert not report.resumed and report.documents == len(TOPICS)
     before, after = snapshot(settings, source, "demo"), snapshot(settings, target, "copy")
     assert after["migrating"] is None and after["counts"] == before["counts"]
@@ -127,7 +153,7 @@ class Interrupt(Exception):
     pass
 
 
-@pytest.mark.parametrize("target", ["embedded", "qdrant"])
+@pytest.mark.parametrize("target", ["embedded", "qdrant", PGVECTOR])
 @pytest.mark.parametrize("where", ["between batches", "inside a batch"])
 def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
     settings: Settings,
@@ -138,7 +164,7 @@ def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
 ) -> None:
     source = "qdrant" if target == "embedded" else "embedded"
     build(settings, source, docs).close()
-    migrate(settings, "demo", target, new_name="clean")  # type: ignore[arg-type]
+    migrate(settings, "demo", target, new_name="clean", source=source)  # type: ignore[arg-type]
     clean = snapshot(settings, target, "clean")
 
     monkeypatch.setattr(migrate_module, "_BATCH_CHILDREN", 5)  # one document per batch
@@ -151,10 +177,16 @@ def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
 
         stop_after_two.batches = 0  # type: ignore[attr-defined]
         with pytest.raises(Interrupt):
-            migrate(settings, "demo", target, new_name="resumed", progress=stop_after_two)  # type: ignore[arg-type]
+            migrate(
+                settings, "demo", target, new_name="resumed", source=source, progress=stop_after_two
+            )  # type: ignore[arg-type]
     else:
         # Killed after the second batch's chunks were written but before its save.
-        cls = KnowledgeBase if target == "embedded" else QdrantKB
+        cls: Any = {"embedded": KnowledgeBase, "qdrant": QdrantKB}.get(target)
+        if cls is None:
+            from ragchat.index.pgvector import PgVectorKB
+
+            cls = PgVectorKB
         real = cls.add_document_row
         calls = {"n": 0}
 
@@ -166,15 +198,15 @@ def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
 
         monkeypatch.setattr(cls, "add_document_row", fail_on_second)
         with pytest.raises(Interrupt):
-            migrate(settings, "demo", target, new_name="resumed")  # type: ignore[arg-type]
+            migrate(settings, "demo", target, new_name="resumed", source=source)  # type: ignore[arg-type]
         monkeypatch.setattr(cls, "add_document_row", real)
 
     assert "resumed" in stores.kb_names(settings, backend=target)  # type: ignore[arg-type]
-    report = migrate(settings, "demo", target, new_name="resumed")  # type: ignore[arg-type]
+    report = migrate(settings, "demo", target, new_name="resumed", source=source)  # type: ignore[arg-type]
     resumed = snapshot(settings, target, "resumed")
     assert resumed["counts"] == clean["counts"] and resumed["migrating"] is None
     assert_same(clean, resumed)
-    if where == "between batches" or target == "qdrant":
+    if where == "between batches" or target != "embedded":
         assert report.resumed and report.skipped_documents >= 1
 
 
@@ -184,4 +216,4 @@ def test_an_existing_knowledge_base_is_never_overwritten(settings: Settings, doc
     other.close()
     with pytest.raises(IndexStateError, match="already exists"):
         migrate(settings, "demo", "qdrant")
-    assert stores.describe_kb(settings, "demo", backend="qdrant")["children"] == 0
+    assert stores.describe_kb(settings, "demo", backend="qdrant").manifest.children == 0

@@ -89,13 +89,13 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
     try:
         children = sorted(c.chunk_id for c in kb.children())
         vectors = kb.stored_vectors(children)
-        info = stores.describe_kb(settings, name, backend=backend)  # type: ignore[arg-type]
+        info = stores.describe_kb(settings, name, backend=backend).manifest  # type: ignore[arg-type]
         if isinstance(kb, QdrantKB):
             raw = kb._client.count(kb.collection, exact=True).count
         else:
             raw = (len(kb.dense), len(kb.bm25), kb.store.count(parents=False))  # type: ignore[attr-defined]
         return {
-            "counts": (info["children"], info["parents"], info["documents"], info["files"]),
+            "counts": (info.children, info.parents, info.documents, info.files),
             "children": children,
             "parents": sorted(c.chunk_id for c in kb.parents()),
             "documents": sorted(
@@ -103,7 +103,7 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
             ),
             "files": sorted(kb.store.files()),
             "raw": raw,
-            "migrating": info.get("migrating_from"),
+            "migrating": info.migrating_from,
             "vectors": vectors,
         }
     finally:

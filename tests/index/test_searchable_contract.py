@@ -5,6 +5,8 @@ through the implementation's own write path and must be visible to the next read
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -189,6 +191,37 @@ class TestQdrantKB(SearchableKBContract):
         kb.add_chunks(SLEEP)
         yield kb
         release(settings)
+
+    @pytest.fixture
+    def add(self, searchable: SearchableKB) -> Add:
+        def write(chunks: Sequence[Chunk]) -> None:
+            searchable.add_chunks(chunks)  # type: ignore[attr-defined]
+
+        return write
+
+
+@pytest.mark.integration
+class TestPgVectorKB(SearchableKBContract):
+    """A real PostgreSQL with pgvector (RAGCHAT_TEST_PGVECTOR_URL), a scratch schema each."""
+
+    @pytest.fixture
+    def searchable(self, tmp_path: Path) -> Iterator[SearchableKB]:
+        url = os.environ.get("RAGCHAT_TEST_PGVECTOR_URL")
+        if not url:
+            pytest.skip("RAGCHAT_TEST_PGVECTOR_URL is not set (scripts/pgvector start prints one)")
+        from ragchat.index.pg_conn import drop_schema
+        from ragchat.index.pgvector import PgVectorKB
+
+        vs = VectorStoreSettings(
+            backend="pgvector", url=url, pg_schema=f"t_{uuid.uuid4().hex[:12]}"
+        )
+        settings = Settings(data_dir=tmp_path, vector_store=vs)
+        kb = PgVectorKB.create(settings, "demo", HashingEmbedder())
+        kb.add_chunks(DRUG)
+        kb.add_chunks(SLEEP)
+        yield kb
+        kb.close()
+        drop_schema(settings)
 
     @pytest.fixture
     def add(self, searchable: SearchableKB) -> Add:

@@ -1,7 +1,8 @@
 """One contract for every vector store a knowledge base can live in (``index.stores``): the
-embedded files and Qdrant (qdrant-client's local mode, and a real server when
-RAGCHAT_TEST_QDRANT_URL is set). Everything goes through the write path users take: ingest files,
-re-ingest, replace a changed file, remove one, then search, filter and expand."""
+embedded files, Qdrant (qdrant-client's local mode, and a real server when
+RAGCHAT_TEST_QDRANT_URL is set) and pgvector (a real PostgreSQL: RAGCHAT_TEST_PGVECTOR_URL,
+which ``scripts/pgvector start`` prints). Everything goes through the write path users take:
+ingest files, re-ingest, replace a changed file, remove one, then search, filter and expand."""
 
 from __future__ import annotations
 
@@ -56,13 +57,27 @@ for three months and a new blood test in June.
 
 
 SERVER_URL = os.environ.get("RAGCHAT_TEST_QDRANT_URL")
+PGVECTOR_URL = os.environ.get("RAGCHAT_TEST_PGVECTOR_URL")
+
+
+def pgvector_settings(**values: object) -> VectorStoreSettings:
+    """A scratch schema of RAGCHAT_TEST_PGVECTOR_URL's database (``drop_store`` drops it)."""
+    if not PGVECTOR_URL:
+        pytest.skip("RAGCHAT_TEST_PGVECTOR_URL is not set (scripts/pgvector start prints one)")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    return VectorStoreSettings.model_validate(
+        {"backend": "pgvector", "url": PGVECTOR_URL, "pg_schema": schema, **values}
+    )
 
 
 def store_settings(kind: str, data_dir: Path) -> Settings:
-    """``embedded``, ``qdrant`` (local mode in ``data_dir``) or ``qdrant-server``
-    (RAGCHAT_TEST_QDRANT_URL, collections under a prefix of their own)."""
+    """``embedded``, ``qdrant`` (local mode in ``data_dir``), ``qdrant-server``
+    (RAGCHAT_TEST_QDRANT_URL, collections under a prefix of their own) or ``pgvector``
+    (RAGCHAT_TEST_PGVECTOR_URL, a schema of its own)."""
     if kind == "embedded":
         vs = VectorStoreSettings()
+    elif kind == "pgvector":
+        vs = pgvector_settings()
     else:
         pytest.importorskip("qdrant_client")
         vs = VectorStoreSettings(backend="qdrant")
@@ -75,6 +90,11 @@ def store_settings(kind: str, data_dir: Path) -> Settings:
 
 
 def drop_store(settings: Settings) -> None:
+    if settings.vector_store.backend == "pgvector":
+        from ragchat.index.pg_conn import drop_schema
+
+        drop_schema(settings)
+        return
     if settings.vector_store.backend != "qdrant":
         return
     from ragchat.index.qdrant_conn import connect, release
@@ -87,7 +107,12 @@ def drop_store(settings: Settings) -> None:
     release(settings)  # local mode locks its folder until the client is closed
 
 
-BACKENDS = ["embedded", "qdrant", pytest.param("qdrant-server", marks=pytest.mark.integration)]
+BACKENDS = [
+    "embedded",
+    "qdrant",
+    pytest.param("qdrant-server", marks=pytest.mark.integration),
+    pytest.param("pgvector", marks=pytest.mark.integration),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -118,11 +143,11 @@ def ingest(kb: WritableKB, *paths: Path) -> IngestReport:
 def counts(settings: Settings, kb: WritableKB) -> tuple[int, int, int, int]:
     """(children, parents, documents, files) from the stored manifest, checked against the
     knowledge base's live figures."""
-    info = stores.describe_kb(settings, kb.name)
-    assert info["children"] == kb.child_count() == len(kb.children())
-    assert info["parents"] == len(kb.parents())
-    assert info["documents"] == len(kb.store.documents())
-    return info["children"], info["parents"], info["documents"], info["files"]
+    info = stores.describe_kb(settings, kb.name).manifest
+    assert info.children == kb.child_count() == len(kb.children())
+    assert info.parents == len(kb.parents())
+    assert info.documents == len(kb.store.documents())
+    return info.children, info.parents, info.documents, info.files
 
 
 def doc_id_of(kb: WritableKB, name: str) -> str:
@@ -255,10 +280,11 @@ def test_a_private_upload_never_reaches_other_users(
 
 
 def test_hybrid_ranking_matches_across_backends(tmp_path: Path, docs: Path) -> None:
-    """The same files ingested in one batch rank the same on both stores: the sparse vectors
-    with Qdrant's IDF give the embedded BM25's scores, and fusion is the same code."""
+    """The same files ingested in one batch rank the same on every store: the sparse vectors
+    with Qdrant's IDF, and pgvector's BM25 over stored term counts, give the embedded BM25's
+    scores, and fusion is the same code."""
     ranked = {}
-    for backend in ("embedded", "qdrant"):
+    for backend in ("embedded", "qdrant", *(("pgvector",) if PGVECTOR_URL else ())):
         settings = store_settings(backend, tmp_path / backend)
         kb = stores.open_or_create_kb(settings, "demo", HashingEmbedder())
         ingest(kb, docs)
@@ -275,18 +301,20 @@ def test_hybrid_ranking_matches_across_backends(tmp_path: Path, docs: Path) -> N
         )
         kb.close()
         drop_store(settings)
-    (bm25_e, hybrid_e, rrf_e), (bm25_q, hybrid_q, rrf_q) = ranked["embedded"], ranked["qdrant"]
-    assert [c for c, _ in bm25_e] == [c for c, _ in bm25_q]
-    assert [s for _, s in bm25_e] == pytest.approx([s for _, s in bm25_q], rel=1e-4)
-    assert hybrid_e == hybrid_q
-    assert rrf_e == rrf_q and len(rrf_e) > 5
+    bm25_e, hybrid_e, rrf_e = ranked.pop("embedded")
+    for bm25_q, hybrid_q, rrf_q in ranked.values():
+        assert [c for c, _ in bm25_e] == [c for c, _ in bm25_q]
+        assert [s for _, s in bm25_e] == pytest.approx([s for _, s in bm25_q], rel=1e-4)
+        assert hybrid_e == hybrid_q
+        assert rrf_e == rrf_q and len(rrf_e) > 5
 
 
 def test_a_write_killed_between_its_chunks_and_documents_leaves_a_recoverable_state(
     settings: Settings, kb: WritableKB, docs: Path
 ) -> None:
-    """Embedded: nothing of an uncommitted write survives. Qdrant (no transactions): the chunk
-    points stay, ``kb check`` names them and ``kb repair`` drops them; a re-ingest works."""
+    """Embedded and pgvector: nothing of an uncommitted write survives. Qdrant (no
+    transactions): the chunk points stay, ``kb check`` names them and ``kb repair`` drops them;
+    a re-ingest works."""
     ingest(kb, docs / "ibuprofen.md")
     clean = counts(settings, kb)
     kb.add_chunks([Chunk("lost_c0", "lost", "an unfinished write", 0, None, False, {})], save=False)

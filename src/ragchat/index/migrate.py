@@ -4,10 +4,11 @@ stored vectors, chunks, parents, documents, ingested files and the manifest's se
 Resumable: the target carries ``manifest.migrating_from`` until the copy completes. Documents
 are copied in batches, each ending with a save; a document is skipped on a re-run when the
 target already holds its row (written after its chunks). Qdrant upserts are idempotent, so a
-half-copied batch is simply written again; an embedded target killed mid-batch no longer opens
-consistently and is rebuilt from scratch (it is local and copying needs no model). Either way a
-re-run ends with exactly the counts of one clean run. The ``crashpoint`` calls are where
-the crash tests kill the process (``tests/index/test_migrate_crash.py``).
+half-copied batch is simply written again; a pgvector batch is one transaction (all or none);
+an embedded target killed mid-batch no longer opens consistently and is rebuilt from scratch
+(it is local and copying needs no model). Either way a re-run ends with exactly the counts of
+one clean run. The ``crashpoint`` calls are where the crash tests kill the process
+(``tests/index/test_migrate_crash.py``).
 """
 
 from __future__ import annotations
@@ -69,8 +70,16 @@ class MigrationReport:
     resumed: bool = False
 
 
-def _other(backend: Backend) -> Backend:
-    return "embedded" if backend == "qdrant" else "qdrant"
+def source_backend(settings: Settings, to: Backend, source: Backend | None = None) -> Backend:
+    """The store a migration reads: ``source`` if given, else the configured one; when that
+    is the target, the embedded files (or, to the embedded files, Qdrant: pgvector's copies
+    back name ``--from pgvector``)."""
+    chosen = source or settings.vector_store.backend
+    if chosen == to:
+        if source is not None:
+            raise IndexStateError(f"a migration needs two stores: both are {to!r}")
+        chosen = "qdrant" if to == "embedded" else "embedded"
+    return chosen
 
 
 def _target(
@@ -79,7 +88,7 @@ def _target(
     """The target knowledge base, and whether it resumes an interrupted copy."""
     embedder = source.embedder
     if name in kb_names(settings, backend=to):
-        if describe_kb(settings, name, backend=to).get("migrating_from") != mark:
+        if describe_kb(settings, name, backend=to).manifest.migrating_from != mark:
             raise IndexStateError(
                 f"knowledge base {name!r} already exists in the {to} store; delete it or "
                 "migrate under another --name"
@@ -88,13 +97,13 @@ def _target(
             return open_kb(settings, name, embedder, backend=to), True
         except IndexStateError:  # our embedded copy, killed mid-batch: rebuilt from scratch
             delete_kb(settings, name, backend=to)
-    dense = source.manifest.dense_backend if to == "embedded" else "qdrant"
+    dense = source.manifest.dense_backend  # a server store's name means nothing to files
     target = create_kb(
         settings,
         name,
         embedder,
         backend=to,
-        dense_backend="flat" if dense == "qdrant" else dense,
+        dense_backend="flat" if dense in ("qdrant", "pgvector") else dense,
     )
     target.manifest.chunking = dict(source.manifest.chunking)
     target.manifest.migrating_from = mark
@@ -108,21 +117,23 @@ def migrate(
     to: Backend,
     *,
     new_name: str | None = None,
+    source: Backend | None = None,
     progress: Progress = _quiet,
 ) -> MigrationReport:
-    source_backend = _other(to)
-    info = describe_kb(settings, name, backend=source_backend)
-    embedder = StoredVectorsOnly(str(info["embedding_model"]), int(info["dim"]))
-    source = open_kb(settings, name, embedder, backend=source_backend)
+    """Copies ``name`` from the ``source`` store (``source_backend``) to the ``to`` store."""
+    origin = source_backend(settings, to, source)
+    info = describe_kb(settings, name, backend=origin).manifest
+    embedder = StoredVectorsOnly(info.embedding_model, info.dim)
+    kb = open_kb(settings, name, embedder, backend=origin)
     target_name = new_name or name
-    mark = f"{source_backend}:{name}"
-    report = MigrationReport(f"{source_backend}:{name}", f"{to}:{target_name}")
-    target, report.resumed = _target(settings, target_name, to, source, mark)
+    mark = f"{origin}:{name}"
+    report = MigrationReport(f"{origin}:{name}", f"{to}:{target_name}")
+    target, report.resumed = _target(settings, target_name, to, kb, mark)
     crashpoint("migrate.target_ready")
     try:
-        _copy(source, target, report, progress)
+        _copy(kb, target, report, progress)
     finally:
-        source.close()
+        kb.close()
         target.close()
     return report
 

@@ -39,7 +39,7 @@ def registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Knowled
         kb.add_chunks(
             [_doc("a", "Anaemia", "low iron and tiredness"), _doc("b", "Asthma", "wheeze")]
         )
-    assert registry.names() == ["demo"] and registry.describe("demo")["children"] == 2
+    assert registry.names() == ["demo"] and registry.describe("demo").manifest.children == 2
     yield registry
     registry.close()
     if request.param == "qdrant":

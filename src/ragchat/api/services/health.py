@@ -140,8 +140,9 @@ class HealthService:
         problems = []
         on_disk = set(self.registry.names())
         for name in sorted(configured | on_disk):
+            info: dict[str, Any]
             try:
-                info = self.registry.describe(name)
+                info = self.registry.describe(name).as_dict()
             except Exception as exc:
                 if name not in on_disk:
                     out[name] = {"status": "missing", "detail": str(exc)}

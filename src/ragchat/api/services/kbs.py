@@ -50,6 +50,7 @@ class KnowledgeBaseRegistry:
         self.embedder = embedder
         self.chunking = dict(chunking or {})
         self.settings = settings
+        self.store = stores.vector_store(settings) if settings else stores.EmbeddedStore(root)
         self._live: dict[str, WritableKB] = {}
         self._lock = threading.RLock()  # guards _live; held by every read and by the swap
         self._writers: dict[str, threading.Lock] = {}
@@ -59,7 +60,7 @@ class KnowledgeBaseRegistry:
     @property
     def remote(self) -> bool:
         """True when the store is shared (Qdrant): any instance reads the current state."""
-        return self.settings is not None and self.settings.vector_store.backend == "qdrant"
+        return self.store.shared
 
     def _open(
         self, name: str, *, create: bool = False, lock: WriteLock | None = None
@@ -131,20 +132,16 @@ class KnowledgeBaseRegistry:
             return KnowledgeBase.names(self.root)
         return stores.kb_names(self.settings)
 
-    def describe(self, name: str) -> dict[str, Any]:
-        if self.settings is None:
-            return KnowledgeBase.describe(self.root, name)
-        return stores.describe_kb(self.settings, name)
+    def describe(self, name: str) -> stores.KBInfo:
+        return self.store.describe(name)
 
     def problems(self, name: str) -> list[str]:
         """Why the knowledge base on disk cannot be opened ([] when it can), from a quick
         check of headers and counts; a shared store (Qdrant) is not probed."""
         if self.remote:
             return []
-        from ragchat.index.kb_check import check
-
         try:
-            return check(self.root, name, deep=False).problems
+            return self.store.check(name, deep=False).problems
         except Exception as exc:  # never let the probe fail /health itself
             log.warning("health: checking knowledge base %s failed: %s", name, exc)
             return [f"check failed ({type(exc).__name__})"]

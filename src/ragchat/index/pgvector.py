@@ -1,0 +1,463 @@
+"""``PgVectorKB``: a knowledge base in PostgreSQL with pgvector, behind the same contracts as the
+embedded ``KnowledgeBase`` (``SearchableKB``, ``ListsChildren``, ``KeepsVectors``,
+``WritableKB``). Every app server reads the same tables, so any number of them can serve one
+set of knowledge bases.
+
+A write is one transaction, from the instance's first change to ``save`` (``close`` without it
+rolls back): chunks, their vectors and term counts, the BM25 statistics, document and file rows
+and the manifest commit together or not at all. The first change locks the knowledge base's
+row, so writers on any machine take turns and each builds on the last commit. Layout:
+``pg_conn.py``; search: ``pg_search.py``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from psycopg.types.json import Jsonb
+
+from ragchat.errors import IndexStateError, KnowledgeBaseNotFound, ModelMismatchError
+from ragchat.index import pg_search
+from ragchat.index.base import Embedder, Matrix, Vector
+from ragchat.index.chunkstore import DocumentRow
+from ragchat.index.crashpoints import crashpoint
+from ragchat.index.kb import validate_name
+from ragchat.index.manifest import Manifest, now_iso
+from ragchat.index.pg_catalogue import PgCatalogue
+from ragchat.index.pg_conn import (
+    Session,
+    flat_metadata,
+    guarded,
+    kb_ddl,
+    kb_tables,
+    pool,
+    where_filters,
+)
+from ragchat.settings import Settings
+from ragchat.types import Chunk, Exclude, ExcludeResolved
+
+log = logging.getLogger(__name__)
+Ranked = list[tuple[str, float]]
+_COLUMNS = "chunk_id, doc_id, position, parent_id, is_parent, text, metadata"
+
+
+def _chunk(r: Sequence[Any]) -> Chunk:
+    return Chunk(r[0], r[1], r[5], int(r[2]), r[3], bool(r[4]), dict(r[6] or {}))
+
+
+def _copy_text(value: str) -> str:
+    """``value`` escaped for COPY's text format."""
+    if any(ch in value for ch in "\\\t\n\r"):
+        return (
+            value.replace("\\", "\\\\")
+            .replace("\t", "\\t")
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
+    return value
+
+
+def _array(value: Any) -> Vector:
+    """pgvector's ``Vector`` (or an array, depending on the adapter's version) as float32."""
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
+
+
+def _kb_row(conn: Any, name: str) -> tuple[int, Manifest, int]:
+    row = conn.execute(
+        "SELECT id, manifest, revision FROM kbs WHERE name = %s", [validate_name(name)]
+    ).fetchone()
+    if row is None:
+        raise KnowledgeBaseNotFound(f"no knowledge base named {name!r} in PostgreSQL")
+    return int(row[0]), Manifest.model_validate(row[1]), int(row[2])
+
+
+class PgVectorKB:
+    def __init__(self, settings: Settings, kb_id: int, manifest: Manifest, embedder: Embedder):
+        self.settings = settings
+        self.name = manifest.name
+        self.manifest = manifest
+        self.embedder = embedder
+        self.kb_id = kb_id
+        self._chunks, self._terms = kb_tables(kb_id)
+        self._session = Session(pool(settings), self._lock_row)
+        self.store = PgCatalogue(self._session, kb_id)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    @guarded
+    def create(
+        cls,
+        settings: Settings,
+        name: str,
+        embedder: Embedder,
+        *,
+        chunking: Mapping[str, Any] | None = None,
+    ) -> PgVectorKB:
+        validate_name(name)
+        manifest = Manifest(
+            name=name,
+            embedding_model=embedder.model_name,
+            dim=embedder.dim,
+            dense_backend="pgvector",
+            chunking=dict(chunking or {}),
+            created=now_iso(),
+            updated=now_iso(),
+        )
+        vs = settings.vector_store
+        with pool(settings).connection() as conn, conn.transaction():
+            row = conn.execute(
+                "INSERT INTO kbs (name, manifest) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO NOTHING RETURNING id",
+                [name, Jsonb(manifest.model_dump())],
+            ).fetchone()
+            if row is None:
+                raise IndexStateError(f"knowledge base {name!r} already exists")
+            kb_id = int(row[0])
+            conn.execute(kb_ddl(kb_id, embedder.dim, vs.hnsw_m, vs.hnsw_ef_construction))
+        return cls(settings, kb_id, manifest, embedder)
+
+    @classmethod
+    @guarded
+    def open(
+        cls, settings: Settings, name: str, embedder: Embedder, *, strict_model: bool = True
+    ) -> PgVectorKB:
+        with pool(settings).connection() as conn:
+            kb_id, manifest, _ = _kb_row(conn, name)
+        if manifest.embedding_model != embedder.model_name or manifest.dim != embedder.dim:
+            msg = (
+                f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
+                f"(dim {manifest.dim}) but the configured embedder is "
+                f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
+                "the original model"
+            )
+            if strict_model or manifest.dim != embedder.dim:
+                raise ModelMismatchError(msg)
+            log.warning(msg)
+        return cls(settings, kb_id, manifest, embedder)
+
+    @staticmethod
+    @guarded
+    def read_manifest(settings: Settings, name: str) -> Manifest:
+        with pool(settings).connection() as conn:
+            return _kb_row(conn, name)[1]
+
+    @staticmethod
+    @guarded
+    def names(settings: Settings) -> list[str]:
+        with pool(settings).connection() as conn:
+            return [r[0] for r in conn.execute("SELECT name FROM kbs ORDER BY name").fetchall()]
+
+    @staticmethod
+    @guarded
+    def delete(settings: Settings, name: str) -> None:
+        """Drops the tables and rows in one transaction (waits for a write in progress)."""
+        with pool(settings).connection() as conn, conn.transaction():
+            kb_id, _, _ = _kb_row(conn, name)
+            conn.execute("SELECT 1 FROM kbs WHERE id = %s FOR UPDATE", [kb_id])
+            chunks, terms = kb_tables(kb_id)
+            conn.execute(f"DROP TABLE IF EXISTS {terms}, {chunks}")
+            conn.execute("DELETE FROM kbs WHERE id = %s", [kb_id])
+
+    @staticmethod
+    @guarded
+    def size_on_disk(settings: Settings, name: str) -> int:
+        with pool(settings).connection() as conn:
+            kb_id, _, _ = _kb_row(conn, name)
+            chunks, terms = kb_tables(kb_id)
+            sql = "SELECT pg_total_relation_size(%s) + pg_total_relation_size(%s)"
+            return int(conn.execute(sql, [chunks, terms]).fetchone()[0])
+
+    def close(self) -> None:
+        """A write not committed by ``save`` is rolled back."""
+        if self._session.in_transaction:
+            log.info("knowledge base %s: uncommitted changes discarded", self.name)
+        self._session.rollback()
+
+    def _lock_row(self, conn: Any) -> None:
+        """First statement of a write: waits for any other writer of this knowledge base (on
+        any machine) to commit, and fails if the knowledge base was deleted meanwhile."""
+        row = conn.execute("SELECT 1 FROM kbs WHERE id = %s FOR UPDATE", [self.kb_id]).fetchone()
+        if row is None:
+            raise KnowledgeBaseNotFound(f"knowledge base {self.name!r} was deleted")
+
+    @guarded
+    def save(self) -> None:
+        """Commits the write in progress with the manifest's counts re-derived from it."""
+        m = self.manifest
+        with self._session.write() as conn:
+            m.children, m.parents = self._counts(conn)
+            m.documents = self.store.document_count()
+            m.files = len(self.store.files())
+            m.updated = now_iso()
+            row = conn.execute(
+                "UPDATE kbs SET revision = revision + 1 WHERE id = %s RETURNING revision",
+                [self.kb_id],
+            ).fetchone()
+            m.revision = int(row[0])
+            conn.execute(
+                "UPDATE kbs SET manifest = %s WHERE id = %s", [Jsonb(m.model_dump()), self.kb_id]
+            )
+            crashpoint("pg.before_commit")
+        self._session.commit()
+
+    def _counts(self, conn: Any) -> tuple[int, int]:
+        sql = (
+            "SELECT count(*) FILTER (WHERE NOT is_parent), count(*) FILTER (WHERE is_parent) "
+            f"FROM {self._chunks}"
+        )
+        children, parents = conn.execute(sql).fetchone()
+        return int(children), int(parents)
+
+    # -- writing -----------------------------------------------------------------------------
+    @guarded
+    def add_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        vectors: Matrix | None = None,
+        progress: bool = False,
+        save: bool = True,
+    ) -> int:
+        """Writes chunks by id: writing a chunk again replaces it."""
+        children = [c for c in chunks if not c.is_parent]
+        if vectors is None:
+            vectors = self.embedder.embed_documents([c.text for c in children], progress=progress)
+        stats = pg_search.term_counts([c.text for c in children])
+        with self._session.write() as conn:
+            self._drop_rows(conn, "chunk_id = ANY(%s)", [[c.chunk_id for c in chunks]])
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT nextval(pg_get_serial_sequence(%s, 'row_id')) "
+                    "FROM generate_series(1, %s)",
+                    [self._chunks, len(chunks)],
+                ).fetchall()
+            ]
+            vec_of = {c.chunk_id: v for c, v in zip(children, vectors, strict=True)}
+            len_of = {c.chunk_id: n for c, (_, n) in zip(children, stats, strict=True)}
+            cols = f"row_id, {_COLUMNS}, f, length, embedding"
+            with conn.cursor().copy(f"COPY {self._chunks} ({cols}) FROM STDIN") as copy:
+                for row_id, c in zip(ids, chunks, strict=True):
+                    vec = vec_of.get(c.chunk_id)
+                    copy.write_row(
+                        (
+                            row_id,
+                            c.chunk_id,
+                            c.doc_id,
+                            c.position,
+                            c.parent_id,
+                            c.is_parent,
+                            c.text,
+                            Jsonb(c.metadata),
+                            Jsonb(flat_metadata(c.metadata)),
+                            len_of.get(c.chunk_id),
+                            None if vec is None else np.asarray(vec, dtype=np.float32),
+                        )
+                    )
+            row_of = dict(zip((c.chunk_id for c in chunks), ids, strict=True))
+            sql = f"COPY {self._terms} (term, row_id, tf, dl) FROM STDIN"
+            with conn.cursor().copy(sql) as copy:
+                # COPY's text format written by hand: ~10x faster than a write_row per
+                # posting (tens of them per chunk).
+                for c, (counts, length) in zip(children, stats, strict=True):
+                    tail = f"\t{row_of[c.chunk_id]}\t"
+                    copy.write(
+                        "".join(
+                            f"{_copy_text(term)}{tail}{tf}\t{length}\n"
+                            for term, tf in counts.items()
+                        )
+                    )
+            conn.execute(
+                "UPDATE kbs SET n_children = n_children + %s, total_len = total_len + %s "
+                "WHERE id = %s",
+                [len(children), sum(n for _, n in stats), self.kb_id],
+            )
+        crashpoint("pg.chunks_written")
+        if save:
+            self.save()
+        return len(children)
+
+    def _drop_rows(self, conn: Any, where: str, params: Sequence[Any]) -> int:
+        """Deletes chunks (their terms cascade) and takes them out of the BM25 statistics;
+        returns how many were children."""
+        row = conn.execute(
+            f"WITH gone AS (DELETE FROM {self._chunks} WHERE {where} "
+            "RETURNING is_parent, coalesce(length, 0) AS length) "
+            "SELECT count(*) FILTER (WHERE NOT is_parent), "
+            "coalesce(sum(length) FILTER (WHERE NOT is_parent), 0) FROM gone",
+            list(params),
+        ).fetchone()
+        children, length = int(row[0]), int(row[1])
+        if children:
+            conn.execute(
+                "UPDATE kbs SET n_children = n_children - %s, total_len = total_len - %s "
+                "WHERE id = %s",
+                [children, length, self.kb_id],
+            )
+        return children
+
+    def add_document_row(self, row: DocumentRow) -> None:
+        self.store.insert_document(row)
+
+    @guarded
+    def delete_document(self, doc_id: str, *, save: bool = True) -> int:
+        with self._session.write() as conn:
+            removed = self._drop_rows(conn, "doc_id = %s", [doc_id])
+        self.store.delete_document_row(doc_id)
+        if save:
+            self.save()
+        return removed
+
+    # -- consistency (``kb check`` / ``kb repair``) --------------------------------------------
+    def _orphans(self, conn: Any) -> list[str]:
+        """Doc ids with chunks but no document row (a caller that saved between the two: a
+        write killed mid-way leaves nothing, being one transaction)."""
+        sql = (
+            f"SELECT DISTINCT c.doc_id FROM {self._chunks} c WHERE NOT EXISTS "
+            "(SELECT 1 FROM documents d WHERE d.kb = %s AND d.doc_id = c.doc_id) ORDER BY 1"
+        )
+        return [r[0] for r in conn.execute(sql, [self.kb_id]).fetchall()]
+
+    def _stats(self, conn: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(stored, actual) BM25 statistics: (searchable chunks, their total length)."""
+        stored = conn.execute(
+            "SELECT n_children, total_len FROM kbs WHERE id = %s", [self.kb_id]
+        ).fetchone()
+        actual = conn.execute(
+            f"SELECT count(*), coalesce(sum(length), 0) FROM {self._chunks} WHERE NOT is_parent"
+        ).fetchone()
+        return (int(stored[0]), int(stored[1])), (int(actual[0]), int(actual[1]))
+
+    @guarded
+    def check(self) -> list[str]:
+        """What is inconsistent; [] when nothing is."""
+        out = []
+        with self._session.read() as conn:
+            children, _ = self._counts(conn)
+            stored, actual = self._stats(conn)
+            orphans = self._orphans(conn)
+            manifest = _kb_row(conn, self.name)[1]
+        if manifest.children != children:
+            out.append(f"manifest says {manifest.children} chunks, the table holds {children}")
+        if stored != actual:
+            out.append(f"BM25 statistics say {stored}, the chunks give {actual}")
+        if orphans:
+            out.append(f"{len(orphans)} document(s) have chunks but no document row")
+        return out
+
+    @guarded
+    def repair(self) -> list[str]:
+        """Drops chunks without a document row, re-derives the BM25 statistics and the
+        manifest's counts, in one transaction."""
+        with self._session.write() as conn:
+            orphans = self._orphans(conn)
+            for doc_id in orphans:
+                self._drop_rows(conn, "doc_id = %s", [doc_id])
+            _, (n, total) = self._stats(conn)
+            conn.execute(
+                "UPDATE kbs SET n_children = %s, total_len = %s WHERE id = %s",
+                [n, total, self.kb_id],
+            )
+        self.save()
+        done = [f"dropped the chunks of {len(orphans)} unfinished document(s)"] if orphans else []
+        return [*done, "BM25 statistics and manifest counts re-derived from the tables"]
+
+    # -- reading (SearchableKB) ---------------------------------------------------------------
+    def _where(self, filters: Mapping[str, Any] | None) -> tuple[list[str], list[Any]]:
+        """``ExcludeResolved`` is resolved against this knowledge base just before the query:
+        the store has no snapshot to resolve it against, so this is as late as it can be."""
+        resolved = {
+            k: v.against(self) if isinstance(v, ExcludeResolved) else v
+            for k, v in (filters or {}).items()
+        }
+        resolved = {k: v for k, v in resolved.items() if not isinstance(v, Exclude) or v.values}
+        return where_filters(resolved)
+
+    @guarded
+    def dense_search(
+        self, query_vec: Vector, k: int, filters: Mapping[str, Any] | None = None
+    ) -> Ranked:
+        conds, params = self._where(filters)
+        vs = self.settings.vector_store
+        with self._session.read() as conn:
+            return pg_search.dense(
+                conn, self._chunks, query_vec, k, conds, params, vs.exact_below, vs.hnsw_ef_search
+            )
+
+    @guarded
+    def bm25_search(self, query: str, k: int, filters: Mapping[str, Any] | None = None) -> Ranked:
+        conds, params = self._where(filters)
+        k1, b = float(self.manifest.bm25["k1"]), float(self.manifest.bm25["b"])
+        with self._session.read() as conn:
+            return pg_search.bm25(
+                conn, self._chunks, self._terms, self.kb_id, query, k, conds, params, k1, b
+            )
+
+    @guarded
+    def dense_scores(self, query_vec: Vector, chunk_ids: Sequence[str]) -> list[float]:
+        with self._session.read() as conn:
+            return pg_search.dense_scores(conn, self._chunks, query_vec, chunk_ids)
+
+    @guarded
+    def bm25_scores(self, query: str, chunk_ids: Sequence[str]) -> list[float]:
+        k1, b = float(self.manifest.bm25["k1"]), float(self.manifest.bm25["b"])
+        with self._session.read() as conn:
+            return pg_search.bm25_scores(
+                conn, self._chunks, self._terms, self.kb_id, query, chunk_ids, k1, b
+            )
+
+    def _select(self, where: str, params: Sequence[Any], order: str = "") -> list[Chunk]:
+        sql = f"SELECT {_COLUMNS} FROM {self._chunks} WHERE {where} {order}"
+        with self._session.read() as conn:
+            return [_chunk(r) for r in conn.execute(sql, list(params)).fetchall()]
+
+    @guarded
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        found = {c.chunk_id: c for c in self._select("chunk_id = ANY(%s)", [list(chunk_ids)])}
+        return [found[c] for c in chunk_ids if c in found]
+
+    @guarded
+    def neighbour(self, chunk: Chunk, offset: int) -> Chunk | None:
+        where = "doc_id = %s AND position = %s AND NOT is_parent"
+        found = self._select(where, [chunk.doc_id, chunk.position + offset], "LIMIT 1")
+        return found[0] if found else None
+
+    @guarded
+    def child_count(self) -> int:
+        with self._session.read() as conn:
+            return self._counts(conn)[0]
+
+    # -- optional capabilities (ListsChildren, KeepsVectors) -------------------------------------
+    @guarded
+    def children(self) -> list[Chunk]:
+        return self._select("NOT is_parent", [], "ORDER BY row_id")
+
+    @guarded
+    def parents(self) -> list[Chunk]:
+        return self._select("is_parent", [], "ORDER BY doc_id, position")
+
+    @guarded
+    def version(self) -> tuple[Any, ...]:
+        """Changes with every commit by any writer: the knowledge base's revision."""
+        with self._session.read() as conn:
+            row = conn.execute(
+                "SELECT revision, n_children FROM kbs WHERE id = %s", [self.kb_id]
+            ).fetchone()
+        return (self.kb_id, *(row or (None, None)))
+
+    @guarded
+    def stored_vectors(self, chunk_ids: Sequence[str]) -> Matrix | None:
+        if not chunk_ids:
+            return None
+        sql = (
+            f"SELECT chunk_id, embedding FROM {self._chunks} "
+            "WHERE chunk_id = ANY(%s) AND embedding IS NOT NULL"
+        )
+        with self._session.read() as conn:
+            found = {r[0]: r[1] for r in conn.execute(sql, [list(chunk_ids)]).fetchall()}
+        if any(c not in found for c in chunk_ids):
+            return None
+        return np.stack([_array(found[c]) for c in chunk_ids])
