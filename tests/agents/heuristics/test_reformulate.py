@@ -395,3 +395,15 @@ def test_a_what_about_with_its_own_question_is_that_question() -> None:
     assert reformulate("And what about pepsin, what pH does it like?", history) == (
         "pepsin, what pH does it like?"
     )
+
+
+def test_she_is_the_users_own_person_when_the_answer_names_nobody() -> None:
+    """ "Ibuprofen is suitable…" starts a sentence with a capital: it is not a person."""
+    history = said(
+        ("My daughter has a fever, what can I give?", "Ibuprofen is suitable for children [1].")
+    )
+    assert reformulate("Can she have it with milk?", history).startswith("Can my daughter have")
+    manager = said(
+        ("My line manager says I'll lose my unused leave.", "Up to 5 days carry over [1].")
+    )
+    assert reformulate("Can she refuse?", manager) == "Can my line manager refuse?"

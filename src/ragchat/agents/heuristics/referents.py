@@ -27,11 +27,19 @@ _TITLE = r"(?:Dr|Mr|Mrs|Ms|Mx|Miss|Prof|Professor)\.?"
 _NAME_WORD = r"[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
 _NAME = re.compile(rf"(?:{_TITLE}\s+)?{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}}")
 # A capitalised word at the start of a sentence is a name only when a verb of saying or
-# doing follows it ("Maria said", "Tom will").
+# doing follows it ("Maria said", "Tom agreed"); "is", "can", "takes" are not enough
+# ("Ibuprofen is suitable for children").
 _NAME_VERB = re.compile(
-    r"\s+(?:said|says|will|would|is|was|has|had|runs|ran|leads|led|asked|agreed|suggested|"
-    r"mentioned|explained|thinks|thought|proposed|offered|volunteered|can|could|should|"
-    r"presented|owns|manages|handles|looks|wants|needs|takes|took)\b"
+    r"\s+(?:said|says|leads|led|asked|agreed|suggested|mentioned|explained|thinks|thought|"
+    r"proposed|offered|volunteered|presented|manages|chairs|chaired|replied|added|noted)\b"
+)
+# "my daughter", "our manager": the person a user's own message is about.
+RELATION = re.compile(
+    r"\b(?:my|our)\s+(?:\w+\s+)?(?:daughter|son|child|baby|toddler|wife|husband|partner|mum|"
+    r"mom|mother|dad|father|sister|brother|grandmother|grandfather|grandma|grandpa|friend|"
+    r"manager|boss|colleague|coworker|supervisor|team lead|line manager|tutor|teacher|"
+    r"lecturer|doctor|gp|landlord|neighbour|neighbor|carer|client)\b",
+    re.IGNORECASE,
 )
 # Capitalised words that are not people.
 _NOT_NAMES = wordset(
@@ -99,13 +107,16 @@ def people(text: str) -> list[str]:
 
 def last_person(history: Sequence[HistoryMessage]) -> str:
     """The person most recently named: first the last answer's first name, then the user's
-    messages and earlier answers, newest first."""
+    messages (a name, or "my daughter") and earlier answers, newest first."""
     answer = last_answer(history)
     if answer and (names := people(answer)):
         return names[0]
     for m in reversed(history):
         if names := people(m.content):
             return names[0]
+        relation = RELATION.search(m.content) if m.role == "user" else None
+        if relation:
+            return relation.group(0).lower()
     return ""
 
 

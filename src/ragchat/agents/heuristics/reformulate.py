@@ -206,7 +206,8 @@ def subject(text: str) -> str:
 
 
 def _noun_topic(text: str) -> str:
-    return topic(_AFTER_PRONOUN.sub(r"\1 ,", text))
+    """``topic`` without the verb after "I" and without "my daughter" (who, not what)."""
+    return topic(referents.RELATION.sub(" , ", _AFTER_PRONOUN.sub(r"\1 ,", text)))
 
 
 def _has_topic(text: str) -> bool:
