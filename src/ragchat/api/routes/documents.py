@@ -11,7 +11,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Response, UploadFile, status
 
-from ragchat.api.deps import CurrentUser, State
+from ragchat.api.bounds import IdPath
+from ragchat.api.deps import CurrentUser, State, Uploader
 from ragchat.api.schemas import (
     ERRORS,
     DocumentOut,
@@ -47,7 +48,7 @@ async def list_kbs(me: CurrentUser, state: State) -> list[KnowledgeBaseOut]:
     response_model=PassageOut,
     summary="The whole text of a cited passage (citations carry a preview)",
 )
-async def get_passage(chunk_id: str, me: CurrentUser, state: State) -> PassageOut:
+async def get_passage(chunk_id: IdPath, me: CurrentUser, state: State) -> PassageOut:
     kb, chunk, parent = await run_sync(state.documents.passage, me.user_id, chunk_id)
     context = parent if parent is not None and parent.strip() != chunk.text.strip() else None
     md = chunk.metadata
@@ -70,17 +71,18 @@ async def get_passage(chunk_id: str, me: CurrentUser, state: State) -> PassageOu
 )
 async def upload_documents(
     name: str,
-    me: CurrentUser,
+    me: Uploader,
     state: State,
     files: Annotated[list[UploadFile] | None, File(description=SUFFIXES)] = None,
 ) -> JobAccepted:
-    """The knowledge base is created if it does not exist. Poll ``GET /jobs/{job_id}``."""
+    """The knowledge base is created if it does not exist. Poll ``GET /jobs/{job_id}``.
+    Needs a key or a cookie (401 otherwise); rate limited per user and per address."""
     check_kb_name(name)
     uploads = files or []
     check_suffixes([safe_filename(f.filename or "") for f in uploads])
     data = [Upload(f.filename or "upload", await f.read()) for f in uploads]
     paths = await run_sync(state.documents.save_uploads, me.user_id, name, data)
-    job = await run_sync(state.documents.start_job, me.user_id, name, paths)
+    job = await run_sync(state.documents.start_job, me.user_id, name, paths, me.address)
     return JobAccepted(job_id=job.id, kb=name, status=job.status, files=[p.name for p in paths])
 
 
@@ -113,11 +115,11 @@ async def list_documents(name: str, me: CurrentUser, state: State) -> list[Docum
 @router.delete(
     "/kb/{name}/documents/{doc_id}", status_code=204, summary="Delete one of your documents"
 )
-async def delete_document(name: str, doc_id: str, me: CurrentUser, state: State) -> Response:
+async def delete_document(name: str, doc_id: IdPath, me: CurrentUser, state: State) -> Response:
     await run_sync(state.documents.delete, me.user_id, name, doc_id)
     return Response(status_code=204)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, summary="An ingestion job's progress")
-async def get_job(job_id: str, me: CurrentUser, state: State) -> JobOut:
+async def get_job(job_id: IdPath, me: CurrentUser, state: State) -> JobOut:
     return JobOut.model_validate(await run_sync(state.store.get_job, me.user_id, job_id))
