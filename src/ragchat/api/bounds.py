@@ -58,6 +58,8 @@ KbNames = Annotated[list[KbName], Field(min_length=1, max_length=MAX_KB_NAMES)]
 
 # -- query and path parameters ------------------------------------------------------------------
 IdPath = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
+# A knowledge base named in a path: longer is 422, else ``check_kb_name`` says why (400).
+KbNamePath = Annotated[str, Path(min_length=1, max_length=MAX_KB_NAME_CHARS)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 BeforeSeq = Annotated[
     int | None, Query(ge=1, le=MAX_SEQ, description="Page backwards from this seq.")

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Response, UploadFile, status
 
-from ragchat.api.bounds import IdPath
+from ragchat.api.bounds import IdPath, KbNamePath
 from ragchat.api.deps import CurrentUser, State, Uploader
 from ragchat.api.schemas import (
     ERRORS,
@@ -70,7 +70,7 @@ async def get_passage(chunk_id: IdPath, me: CurrentUser, state: State) -> Passag
     summary="Upload documents (multipart field 'files'); returns an ingestion job",
 )
 async def upload_documents(
-    name: str,
+    name: KbNamePath,
     me: Uploader,
     state: State,
     files: Annotated[list[UploadFile] | None, File(description=SUFFIXES)] = None,
@@ -91,7 +91,7 @@ async def upload_documents(
     response_model=list[DocumentOut],
     summary="Documents with chunk counts (shared ones and the caller's uploads)",
 )
-async def list_documents(name: str, me: CurrentUser, state: State) -> list[DocumentOut]:
+async def list_documents(name: KbNamePath, me: CurrentUser, state: State) -> list[DocumentOut]:
     check_kb_name(name)
     views = await run_sync(state.documents.visible, me.user_id, name)
     out = []
@@ -115,7 +115,9 @@ async def list_documents(name: str, me: CurrentUser, state: State) -> list[Docum
 @router.delete(
     "/kb/{name}/documents/{doc_id}", status_code=204, summary="Delete one of your documents"
 )
-async def delete_document(name: str, doc_id: IdPath, me: CurrentUser, state: State) -> Response:
+async def delete_document(
+    name: KbNamePath, doc_id: IdPath, me: CurrentUser, state: State
+) -> Response:
     await run_sync(state.documents.delete, me.user_id, name, doc_id)
     return Response(status_code=204)
 
