@@ -176,9 +176,12 @@ def test_a_small_pdf_sharing_one_huge_content_stream_fails_within_its_small_budg
             parser.load(path)
         assert time.monotonic() - start < 60  # liveness: the flat limit was 120 s
         budget = parse_budget(len(pdf), 120)
-        assert caught.value.reason == (
+        assert budget is not None
+        # Whichever comes first on this machine: the CPU budget, or twice it in wall time.
+        assert caught.value.reason in (
             f"parsing took more than {budget:.1f} s of CPU, the limit for a file of 16 KB "
-            "(bigger files get more, up to 120 s)"
+            "(bigger files get more, up to 120 s)",
+            f"parsing took longer than {2 * budget:.3g} s (the limit for a file of 16 KB)",
         )
         good = _write(tmp_path, "after.md", b"# After\n\nParsed as usual.\n")
         assert parser.load(good)[0].title == "After"

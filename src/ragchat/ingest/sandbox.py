@@ -92,12 +92,18 @@ class ParseWorker:
             size = 0
         timeout = self.limits.timeout_s or None
         budget = parse_budget(size, timeout)
+        # Wall time: twice the CPU budget, so a crafted file starved of CPU (the ingestion
+        # runs at idle priority) still frees its upload slot soon; never past the ceiling.
+        wall = min(timeout, BUDGET_WALL_FACTOR * budget) if timeout and budget else timeout
+        limit = (
+            "the limit per file" if wall == timeout else f"the limit for a file of {_size(size)}"
+        )
         with self._lock:
             if self._cancelled.is_set():
                 raise IngestCancelled("ingestion cancelled")
             try:
                 send, recv = self._start()
-                deadline = time.monotonic() + timeout if timeout else None
+                deadline = time.monotonic() + wall if wall else None
                 assert self._proc is not None
                 cpu = _CpuClock(self._proc.pid)
                 send.send((str(path), self.limits))
@@ -109,7 +115,7 @@ class ParseWorker:
                         self._stop()
                         raise IngestError(
                             str(path),
-                            f"parsing took longer than {timeout:g} s (the limit per file)",
+                            f"parsing took longer than {wall:.3g} s ({limit})",
                         )
                     if budget is not None and cpu.used() > budget:
                         self._stop()
@@ -188,13 +194,15 @@ class ParseWorker:
 
 BUDGET_BASE_S = 5.0  # CPU seconds any file may take: a small file parses in well under one
 BUDGET_PER_MB_S = 10.0  # and this much more per MB (a 500-page text PDF of 5 MB: ~20 s)
+BUDGET_WALL_FACTOR = 2.0  # wall-clock seconds per CPU second of budget
 
 
 def parse_budget(size_bytes: int, ceiling: float | None) -> float | None:
     """CPU seconds a file of ``size_bytes`` may spend being parsed: a few seconds for a small
     file, more for a big one, never more than ``ceiling`` (``ingest.parse_timeout_s``, which
-    also bounds the wall-clock time). CPU, not wall time, so a machine under load does not
-    fail honest files; None = no limit."""
+    also bounds the wall-clock time, as does ``BUDGET_WALL_FACTOR`` x the budget). Counted in
+    CPU, so a loaded machine does not fail honest files that need little of it; None = no
+    limit."""
     if not ceiling:
         return None
     return min(ceiling, BUDGET_BASE_S + BUDGET_PER_MB_S * size_bytes / 1_000_000)
