@@ -174,9 +174,17 @@ def main() -> None:
     try:
         with (
             httpx.Client(base_url=base, timeout=900) as reader,
-            httpx.Client(base_url=base, timeout=900) as alice,
-            httpx.Client(base_url=base, timeout=900) as bob,
+            # Two users on two addresses (the loopback proxy is trusted): uploads need an
+            # identity, and one address holds at most half the job slots.
+            httpx.Client(
+                base_url=base, timeout=900, headers={"X-Forwarded-For": "192.0.2.1"}
+            ) as alice,
+            httpx.Client(
+                base_url=base, timeout=900, headers={"X-Forwarded-For": "192.0.2.2"}
+            ) as bob,
         ):
+            for user in (alice, bob):
+                user.post("/users", json={}).raise_for_status()
             turns = Readers(reader)
             for _ in range(2):  # warm every lazy import and cache
                 turns.pair()

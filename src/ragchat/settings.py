@@ -258,6 +258,16 @@ class ApiSettings(BaseModel):
     # Per client IP; None = 3 x ``rate_limit_per_minute`` (users share addresses: NAT,
     # proxies, localhost), which still caps clients that drop their cookie to get new users.
     rate_limit_per_ip_per_minute: int | None = Field(default=None, ge=0)
+    # New identities (a request with neither key nor cookie, POST /users) per client IP per
+    # minute; None = the per-IP answer limit, 0 = off.
+    new_users_per_ip_per_minute: int | None = Field(default=None, ge=0)
+    # Uploads (POST /kb/{name}/documents) per user per minute, and 3x that per client IP;
+    # None = ``rate_limit_per_minute``, 0 = off.
+    uploads_per_minute: int | None = Field(default=None, ge=0)
+    # Upload jobs one client address runs at once; None = half of ``ingest_slots`` (at least
+    # one), so fresh identities from one address never take every slot. Raise it to
+    # ``ingest_slots`` when all users reach the server from one address (no trusted proxy).
+    ingest_slots_per_address: int | None = Field(default=None, ge=1)
     # Where rate-limit hits are counted: "memory" (this process), "database" (shared by every
     # worker, store/rate_limits.py), "auto" = "database" when workers > 1, else "memory".
     rate_limit_store: Literal["auto", "memory", "database"] = "auto"

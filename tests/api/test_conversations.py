@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from .browsers import signed_in
 from .conftest import AppFactory
 from .fakes import parse_sse
 
@@ -15,7 +16,7 @@ def other_client(client: TestClient) -> TestClient:
 
 
 def test_conversation_crud(make_app: AppFactory) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     created = client.post("/conversations", json={"title": "Trip planning"})
     assert created.status_code == 201
     conv = created.json()
@@ -50,7 +51,7 @@ def test_conversation_crud(make_app: AppFactory) -> None:
 
 
 def test_first_exchange_is_auto_titled(make_app: AppFactory) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     cid = client.post("/conversations", json={}).json()["id"]
     client.post(f"/conversations/{cid}/messages", json={"message": "Best pasta recipes"})
     assert client.get(f"/conversations/{cid}").json()["title"] == "About Best pasta recipes"
@@ -61,7 +62,7 @@ def test_first_exchange_is_auto_titled(make_app: AppFactory) -> None:
 
 
 def test_messages_stream_with_query_flag_or_accept_header(make_app: AppFactory) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     cid = client.post("/conversations", json={}).json()["id"]
     for kwargs in (
         {"params": {"stream": "true"}},
@@ -76,14 +77,14 @@ def test_messages_stream_with_query_flag_or_accept_header(make_app: AppFactory) 
 
 
 def test_agent_choice_is_persisted_on_the_conversation(make_app: AppFactory) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     r = client.post("/chat", json={"message": "hello", "agent": "other"}).json()
     assert r["agent"] == "other"
     assert client.get(f"/conversations/{r['session_id']}").json()["assigned_agent"] == "other"
 
 
 def test_other_users_conversations_are_404_like_missing(make_app: AppFactory) -> None:
-    alice = make_app()
+    alice = signed_in(make_app())
     cid = alice.post("/chat", json={"message": "my secret plans"}).json()["session_id"]
     bob = other_client(alice)
     missing = "00000000-0000-0000-0000-000000000000"

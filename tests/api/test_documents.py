@@ -19,6 +19,7 @@ from ragchat.ingest.chunking import Chunker
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store import build_store
 
+from .browsers import signed_in
 from .conftest import AppFactory
 from .fakes import FakeEngine
 
@@ -44,6 +45,7 @@ def wait_for(client: TestClient, job_id: str, timeout: float = 60) -> dict[str, 
 
 
 def test_upload_ingest_search_delete(client: TestClient) -> None:
+    signed_in(client)
     r = client.post(
         "/kb/wildlife/documents", files=[("files", ("quokka-care.md", NOTE, "text/markdown"))]
     )
@@ -87,11 +89,11 @@ def test_upload_ingest_search_delete(client: TestClient) -> None:
 
 
 def test_other_users_documents_and_jobs_are_404(make_app: AppFactory) -> None:
-    alice = make_app()
+    alice = signed_in(make_app())
     accepted = alice.post("/kb/notes/documents", files={"files": ("a.txt", NOTE)}).json()
     job = wait_for(alice, accepted["job_id"])
     doc_id = job["result"]["doc_ids"]["a.txt"][0]
-    bob = TestClient(alice.app)
+    bob = signed_in(TestClient(alice.app))
     assert bob.get(f"/jobs/{accepted['job_id']}").status_code == 404
     assert bob.get("/jobs/00000000-0000-0000-0000-000000000000").status_code == 404
     # Alice's knowledge base is hers: to Bob it does not exist.
@@ -117,7 +119,7 @@ def test_shared_sample_documents_cannot_be_deleted(client: TestClient) -> None:
 
 
 def test_upload_validation(make_app: AppFactory) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     bad_type = client.post("/kb/notes/documents", files={"files": ("report.odt", b"x")})
     assert bad_type.status_code == 415
     message = bad_type.json()["error"]["message"]
@@ -137,7 +139,7 @@ def test_upload_validation(make_app: AppFactory) -> None:
 
 
 def test_a_file_that_fails_to_parse_fails_the_job(make_app: AppFactory) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     accepted = client.post(
         "/kb/notes/documents", files={"files": ("broken.pdf", b"not a pdf at all")}
     ).json()
@@ -220,7 +222,7 @@ def _upload(client: TestClient, kb: str, name: str) -> str:
 def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     """Alice's private file never reaches Bob's answers; when Bob uploads the same bytes the
     one document is both of theirs, and either deleting keeps it for the other."""
-    alice, bob = TestClient(real_app), TestClient(real_app)
+    alice, bob = signed_in(TestClient(real_app)), signed_in(TestClient(real_app))
     kb = "private-notes"
     _shared_kb(real_app, kb)
     doc_id = _upload(alice, kb, "quokka-care.md")
@@ -251,7 +253,11 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
     """Bob uploads the bytes Alice uploaded as salaries.txt: his job, listing, citations and
     passages read exactly as if he were first, under his own file name; Alice's file name
     never reaches him, not even after she deletes her copy."""
-    alice, bob, carol = TestClient(real_app), TestClient(real_app), TestClient(real_app)
+    alice, bob, carol = (
+        signed_in(TestClient(real_app)),
+        signed_in(TestClient(real_app)),
+        signed_in(TestClient(real_app)),
+    )
     kb = "team-notes"
     _shared_kb(real_app, kb)
     body = NOTE.replace(b"# Quokka care\n\n", b"")  # a text file: its title is its file name
@@ -314,7 +320,7 @@ def test_hostile_upload_names_stay_inside_the_users_folder(
 ) -> None:
     """Whatever the client calls its file, it is saved under the caller's own upload folder with
     a plain name (≤ 120 characters), and the listing shows that name."""
-    client = make_app()
+    client = signed_in(make_app())
     before = {p for p in tmp_path.rglob("*") if p.is_file()}
     r = client.post(
         "/kb/notes/documents", files={"files": (name, b"# Notes\n\nQuokkas eat leaves.")}
@@ -337,7 +343,7 @@ def test_hostile_upload_names_stay_inside_the_users_folder(
 def test_a_name_that_is_only_dots_has_no_type_and_nothing_is_saved(
     make_app: AppFactory, tmp_path: Path
 ) -> None:
-    client = make_app()
+    client = signed_in(make_app())
     r = client.post("/kb/notes/documents", files={"files": ("..md", b"# x")})
     assert r.status_code == 415
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and "uploads" in p.parts]
@@ -352,7 +358,7 @@ def test_uploads_racing_with_queries_never_reach_another_users_answers(real_app:
     citations or passages ever carries the canary."""
     import threading
 
-    alice, bob = TestClient(real_app), TestClient(real_app)
+    alice, bob = signed_in(TestClient(real_app)), signed_in(TestClient(real_app))
     kb = "race-notes"
     _upload(alice, kb, "quokka-care.md")  # so that Alice's questions have something to find
     stop = threading.Event()

@@ -15,6 +15,7 @@ from ragchat.api import create_app
 from ragchat.index.fake import ProcessMarkingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
+from .browsers import signed_in
 from .fakes import FakeEngine
 from .test_documents import NOTE, wait_for
 
@@ -36,6 +37,7 @@ def test_a_worker_crash_fails_its_job_and_the_next_upload_lands(tmp_path: Path) 
         settings, engine=FakeEngine(), embedder=ProcessMarkingEmbedder(marks), bootstrap=False
     )
     with TestClient(app) as client:
+        signed_in(client)
         (marks / "die").touch()
         failed = _upload(client, "quokka.md")
         assert failed["status"] == "failed"
@@ -63,7 +65,8 @@ has several entrances; other animals shelter in wombat burrows during bushfires.
 
 def test_a_small_upload_lands_while_another_users_big_one_embeds(tmp_path: Path) -> None:
     """Both go to the same knowledge base: the small one waits neither in the queue nor for
-    the knowledge base's writer lock while the big one is embedding."""
+    the knowledge base's writer lock while the big one is embedding. Alice and Bob reach the
+    server from two addresses (one address holds at most half the slots)."""
     marks = tmp_path / "marks"
     marks.mkdir()
     settings = Settings(
@@ -76,7 +79,8 @@ def test_a_small_upload_lands_while_another_users_big_one_embeds(tmp_path: Path)
     (marks / "hold").write_text("burrow")  # the big job's embedding waits for this file
     here = f"pid-{os.getpid()}"
     with TestClient(app) as alice:  # runs the lifespan; bob is another browser on it
-        bob = TestClient(app)
+        bob = signed_in(TestClient(app, client=("192.0.2.2", 50000)))
+        signed_in(alice)
         try:
             files = [("files", ("wombats.md", WOMBATS, "text/markdown"))]
             big = alice.post("/kb/notes/documents", files=files).json()["job_id"]

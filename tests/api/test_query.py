@@ -7,6 +7,8 @@ import time
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from .browsers import signed_in
+
 
 def test_book_wide(client: TestClient) -> None:
     r = client.post("/query", json={"question": "Why are alveoli well suited to gas exchange?"})
@@ -73,7 +75,7 @@ def test_another_users_knowledge_base_is_not_visible_rather_than_unanswered(
 ) -> None:
     """Bob asking Alice's private knowledge base is told it is not visible to him, not that
     his question is not covered; Alice gets her answer."""
-    alice, bob = TestClient(real_app), TestClient(real_app)
+    alice, bob = signed_in(TestClient(real_app)), signed_in(TestClient(real_app))
     note = b"# Axolotls\n\nAxolotls regrow lost limbs, and even parts of their heart.\n"
     r = alice.post("/kb/alice-only/documents", files={"files": ("axolotl.md", note)})
     assert r.status_code == 202, r.text

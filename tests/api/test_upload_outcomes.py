@@ -20,6 +20,7 @@ from ragchat.index.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, IngestLimits, Settings
 from ragchat.store import build_store
 
+from .browsers import signed_in
 from .fakes import FakeEngine
 from .test_documents import NOTE, wait_for
 
@@ -52,7 +53,7 @@ def app_client(tmp_path: Path) -> Iterator[TestClient]:
         _settings(tmp_path), engine=FakeEngine(), embedder=HashingEmbedder(), bootstrap=False
     )
     with TestClient(app) as client:
-        yield client
+        yield signed_in(client)
 
 
 def _uploads(tmp_path: Path) -> list[str]:
@@ -109,6 +110,7 @@ def test_files_over_the_amplification_caps_fail_with_a_clear_error(tmp_path: Pat
         ("files", ("quokka-care.md", NOTE)),
     ]
     with TestClient(app) as client:
+        signed_in(client)
         job = wait_for(client, client.post("/kb/notes/documents", files=files).json()["job_id"])
     errors = {e["file"]: e["reason"] for e in job["result"]["errors"]}
     assert errors["huge.txt"] == (
@@ -172,7 +174,8 @@ def test_the_per_user_quota_counts_what_the_user_already_has(tmp_path: Path) -> 
         (f"n{i}.txt", f"Note {i} about wombats and their burrows. ".encode() * 40) for i in range(3)
     ]
     with TestClient(app) as alice:
-        bob = TestClient(app)  # another browser: another user
+        bob = signed_in(TestClient(app))  # another browser: another user
+        signed_in(alice)
         first = wait_for(
             alice, alice.post("/kb/notes/documents", files={"files": notes[0]}).json()["job_id"]
         )

@@ -264,6 +264,8 @@ class Server:
         raise AssertionError("server did not start")
 
     def upload(self, client: httpx.Client, corpus: Path) -> str:
+        if not client.cookies:  # an upload needs an identity (its cookie survives restarts)
+            client.post(f"{self.url}/users", json={}).raise_for_status()
         r = client.post(
             f"{self.url}/kb/{KB}/documents", files={"files": (corpus.name, corpus.read_bytes())}
         )

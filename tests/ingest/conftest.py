@@ -127,6 +127,26 @@ def fractal_pdf(fanout: int = 10, depth: int = 5) -> bytes:
     return raw_pdf(objects)
 
 
+def shared_stream_pdf(pages: int = 20, megabytes: int = 6) -> bytes:
+    """~20 KB whose ``pages`` pages all draw one content stream of ``megabytes`` MB of text
+    runs: each page costs seconds to extract, a flat parse limit of minutes is all used."""
+    runs = megabytes * 1024 * 1024 // (11 * 1000)
+    body = (b"(word ) Tj " * 1000 for _ in range(runs))
+    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(pages))
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        3: flate_stream(iter([b"BT /F1 12 Tf ", *body, b" ET"])),
+        4: FONT,
+    }
+    for i in range(pages):
+        objects[5 + i] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+            b"/Resources << /Font << /F1 4 0 R >> >> >>"
+        )
+    return raw_pdf(objects)
+
+
 @dataclass(frozen=True)
 class Crafted:
     """The crafted-PDF builders above, for test modules (a fixture: conftest is no module)."""
@@ -135,6 +155,7 @@ class Crafted:
     bomb: Callable[..., bytes] = bomb_pdf
     nested: Callable[..., bytes] = nested_pdf
     fractal: Callable[..., bytes] = fractal_pdf
+    shared_stream: Callable[..., bytes] = shared_stream_pdf
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragchat.errors import IngestCancelled, IngestError
-from ragchat.ingest.sandbox import ParseLimits, ParseWorker, parse_file
+from ragchat.ingest.sandbox import ParseLimits, ParseWorker, parse_budget, parse_file
 
 LIMITS = ParseLimits(timeout_s=3.0, memory_mb=400, max_chars=100_000, max_pages=500)
 
@@ -155,3 +155,40 @@ def test_the_parser_gets_none_of_the_servers_settings(
     finally:
         probe.close()
     assert b"sk-canary" not in environ and b"RAGCHAT_" not in environ
+
+
+def test_the_parse_budget_grows_with_the_file_size_up_to_the_ceiling() -> None:
+    small, big = parse_budget(30, 120), parse_budget(5_000_000, 120)
+    assert small is not None and big is not None
+    assert small < 6 and small < big < 120
+    assert parse_budget(50_000_000, 120) == 120
+    assert parse_budget(30, 2) == 2  # never above the ceiling
+    assert parse_budget(30, None) is None
+
+
+def test_a_small_pdf_sharing_one_huge_content_stream_fails_within_its_small_budget(
+    tmp_path: Path, crafted: object
+) -> None:
+    """20 pages drawing one 6 MB stream: ~20 s per page to extract, 2 minutes with a flat
+    limit. Under the size budget it fails after a few seconds of CPU, with the reason."""
+    pdf = crafted.shared_stream()  # type: ignore[attr-defined]
+    assert len(pdf) < 25_000
+    path = _write(tmp_path, "shared.pdf", pdf)
+    parser = ParseWorker(ParseLimits(timeout_s=120, memory_mb=1000, max_pages=500))
+    try:
+        start = time.monotonic()
+        with pytest.raises(IngestError) as caught:
+            parser.load(path)
+        assert time.monotonic() - start < 60  # liveness: the flat limit was 120 s
+        budget = parse_budget(len(pdf), 120)
+        assert budget is not None
+        # Whichever comes first on this machine: the CPU budget, or twice it in wall time.
+        assert caught.value.reason in (
+            f"parsing took more than {budget:.1f} s of CPU, the limit for a file of 16 KB "
+            "(bigger files get more, up to 120 s)",
+            f"parsing took longer than {2 * budget:.3g} s (the limit for a file of 16 KB)",
+        )
+        good = _write(tmp_path, "after.md", b"# After\n\nParsed as usual.\n")
+        assert parser.load(good)[0].title == "After"
+    finally:
+        parser.close()

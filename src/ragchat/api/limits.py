@@ -102,12 +102,44 @@ class FailoverRateLimiter:
 
 class RateLimits:
     """Per-user and per-IP limits on the answer endpoints; both must allow a request, and a
-    refused request costs neither budget."""
+    refused request costs neither budget. Beside them, with budgets of their own: new
+    identities per IP (a cookie-less request or ``POST /users``: each is a user row, and a
+    client dropping its cookie would otherwise get a fresh per-user budget for free) and
+    uploads per user and per IP."""
 
-    def __init__(self, per_user: int, per_ip: int, limiter: RateLimiter | None = None) -> None:
+    def __init__(
+        self,
+        per_user: int,
+        per_ip: int,
+        limiter: RateLimiter | None = None,
+        *,
+        new_users_per_ip: int | None = None,
+        uploads_per_user: int | None = None,
+        uploads_per_ip: int | None = None,
+    ) -> None:
         self.per_user = per_user
         self.per_ip = per_ip
         self.limiter = limiter if limiter is not None else MemoryRateLimiter()
+        self.new_users_per_ip = per_ip if new_users_per_ip is None else new_users_per_ip
+        self.uploads_per_user = per_user if uploads_per_user is None else uploads_per_user
+        self.uploads_per_ip = (
+            3 * self.uploads_per_user if uploads_per_ip is None else uploads_per_ip
+        )
+
+    def check_new_user(self, ip: str) -> None:
+        """429 when this address made too many identities in the window."""
+        refusal = self.limiter.hit({f"new-user:ip:{ip}": self.new_users_per_ip})
+        if refusal is not None:
+            raise _too_many("IP address", refusal.retry_after, "new identities")
+
+    def check_upload(self, user_id: str, ip: str) -> None:
+        user_key = f"upload:user:{user_id}"
+        refusal = self.limiter.hit(
+            {user_key: self.uploads_per_user, f"upload:ip:{ip}": self.uploads_per_ip}
+        )
+        if refusal is not None:
+            scope = "user" if refusal.key == user_key else "IP address"
+            raise _too_many(scope, refusal.retry_after, "uploads")
 
     def check(self, user_id: str, ip: str) -> None:
         """Raises 429 with Retry-After (whole seconds, rounded up) when a limit is reached.
@@ -119,12 +151,12 @@ class RateLimits:
             raise _too_many(scope, refusal.retry_after)
 
 
-def _too_many(scope: str, wait: float) -> ApiError:
+def _too_many(scope: str, wait: float, what: str = "requests") -> ApiError:
     seconds = max(1, math.ceil(wait))
     return ApiError(
         429,
         "rate_limited",
-        f"Too many requests for this {scope}; retry in {seconds} s.",
+        f"Too many {what} for this {scope}; retry in {seconds} s.",
         {"Retry-After": str(seconds)},
     )
 

@@ -7,17 +7,27 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from ragchat.api import bounds
+from ragchat.api.bounds import (
+    MAX_MESSAGE_CHARS,
+    Message,
+    Name,
+    Question,
+    SelectedText,
+    SessionId,
+    Title,
+    TopK,
+)
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 
-MAX_MESSAGE_CHARS = 8000
+__all__ = ["MAX_MESSAGE_CHARS"]
 QUESTION = "The question (``query`` is accepted as its other name)."
-AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
-MAX_BOUND_KBS = 8
-KB_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-KbName = Annotated[str, StringConstraints(pattern=KB_NAME)]
-KbChoice = KbName | Annotated[list[KbName], Field(max_length=MAX_BOUND_KBS)]
+AgentName = Field(default=None, description="Force this agent (no routing).")
+KbName = bounds.KbName
+# One name, or a list of names ([] unbinds): the same bound as every list of knowledge bases.
+KbChoice = KbName | Annotated[list[KbName], Field(max_length=bounds.MAX_KB_NAMES)]
 KB_FIELD = (
     "Bind the conversation to this knowledge base (a name, or a list of up to 8): its replies "
     "cite only those documents. Kept for the follow-ups; give it again to change it, [] to "
@@ -50,7 +60,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 # -- users ------------------------------------------------------------------------------------
 class UserCreate(BaseModel):
-    display_name: str | None = Field(default=None, max_length=100)
+    display_name: Name | None = None
     create_api_key: bool = Field(
         default=False, description="Named users only: also return a new API key (shown once)."
     )
@@ -66,7 +76,7 @@ class UserOut(BaseModel):
 
 
 class ApiKeyCreate(BaseModel):
-    name: str = Field(default="default", min_length=1, max_length=100)
+    name: Name = "default"
 
 
 class ApiKeyOut(BaseModel):
@@ -90,20 +100,19 @@ class UserCreated(UserOut):
 
 # -- chat -------------------------------------------------------------------------------------
 class ChatRequest(BaseModel):
-    session_id: str | None = Field(
+    session_id: SessionId | None = Field(
         default=None,
-        max_length=100,
-        description="Omit to start a new conversation; a new id (up to 36 characters) starts "
+        description="Omit to start a new conversation; a new id (up to 128 characters) starts "
         "that one, private to an identified caller, else an anonymous session.",
     )
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    agent: str | None = AgentName
+    message: Message
+    agent: Name | None = AgentName
     kb: KbChoice | None = Field(default=None, description=KB_FIELD)
 
 
 class MessageCreate(BaseModel):
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    agent: str | None = AgentName
+    message: Message
+    agent: Name | None = AgentName
     kb: KbChoice | None = Field(default=None, description=KB_FIELD)
 
 
@@ -123,7 +132,7 @@ class ChatResponse(BaseModel):
 
 
 class EndSessionRequest(BaseModel):
-    session_id: str = Field(min_length=1, max_length=100)
+    session_id: SessionId
 
 
 class EndSessionResponse(BaseModel):
@@ -134,12 +143,12 @@ class EndSessionResponse(BaseModel):
 
 # -- conversations ----------------------------------------------------------------------------
 class ConversationCreate(BaseModel):
-    title: str | None = Field(default=None, max_length=200)
+    title: Title | None = None
     kb: KbChoice | None = Field(default=None, description=KB_FIELD)
 
 
 class ConversationRename(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
+    title: Title
 
 
 class ConversationOut(BaseModel):
@@ -177,16 +186,16 @@ class MessageOut(BaseModel):
 
 # -- query ------------------------------------------------------------------------------------
 class QueryRequest(BaseModel):
-    question: str = Field(
-        max_length=4000, validation_alias=AliasChoices("question", "query"), description=QUESTION
+    question: Question = Field(
+        validation_alias=AliasChoices("question", "query"), description=QUESTION
     )
-    context: str | None = Field(
-        default=None, max_length=20000, description="Selected text (selected-text-only mode)."
+    context: SelectedText | None = Field(
+        default=None, description="Selected text (selected-text-only mode)."
     )
     use_context_only: bool = False
-    top_k: int | None = Field(default=None, ge=1, le=20)
-    chapter_id: str | None = Field(default=None, max_length=100)
-    kb: str | None = Field(default=None, max_length=64)
+    top_k: TopK | None = None
+    chapter_id: Name | None = None
+    kb: str | None = Field(default=None, max_length=bounds.MAX_KB_NAME_CHARS)
 
 
 class SourceOut(BaseModel):
@@ -282,7 +291,7 @@ class KnowledgeBaseDetail(KnowledgeBaseOut):
 
 
 class KnowledgeBaseCreate(BaseModel):
-    name: str = Field(pattern=KB_NAME, description="1-64 letters, digits, '.', '_' or '-'.")
+    name: KbName = Field(description="1-64 letters, digits, '.', '_' or '-'.")
     description: str = Field(default="", max_length=2000)
     default_agent: str | None = Field(
         default=None, max_length=100, description="The agent that answers over it."
@@ -290,7 +299,7 @@ class KnowledgeBaseCreate(BaseModel):
 
 
 class KnowledgeBaseUpdate(BaseModel):
-    name: str | None = Field(default=None, pattern=KB_NAME, description="A new name.")
+    name: KbName | None = Field(default=None, description="A new name.")
     description: str | None = Field(default=None, max_length=2000)
     default_agent: str | None = Field(
         default=None, max_length=100, description="The agent that answers over it; '' clears."
@@ -302,15 +311,29 @@ class KnowledgeBaseUpdate(BaseModel):
 
 # -- OpenAI-compatible ------------------------------------------------------------------------
 class OpenAIMessage(BaseModel):
+    """A message's text (a string, or the ``text`` of its parts) is bounded like a chat
+    message: ``bounds.MAX_MESSAGE_CHARS``."""
+
     model_config = ConfigDict(extra="allow")
-    role: str
-    content: str | list[dict[str, Any]] | None = None
+    role: Name
+    content: (
+        str | Annotated[list[dict[str, Any]], Field(max_length=bounds.MAX_CONTENT_PARTS)] | None
+    ) = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> OpenAIMessage:
+        chars = bounds.text_chars(self.content)
+        if chars > MAX_MESSAGE_CHARS:
+            raise ValueError(
+                f"a message's text is at most {MAX_MESSAGE_CHARS} characters (this one: {chars})"
+            )
+        return self
 
 
 class OpenAIChatRequest(BaseModel):
     """The fields ragchat uses; sampling parameters and the rest are accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
-    model: str = Field(max_length=100)
-    messages: list[OpenAIMessage] = Field(min_length=1, max_length=200)
+    model: Name
+    messages: list[OpenAIMessage] = Field(min_length=1, max_length=bounds.MAX_HISTORY_MESSAGES)
     stream: bool = False

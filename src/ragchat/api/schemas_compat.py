@@ -8,16 +8,27 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field
 
-from ragchat.api.schemas import MAX_MESSAGE_CHARS, QUESTION, AgentName, ChatResponse
+from ragchat.api.bounds import (
+    ChapterNumber,
+    Message,
+    Name,
+    Question,
+    SelectedText,
+    SessionId,
+    TopK,
+)
+from ragchat.api.schemas import QUESTION, AgentName, ChatResponse
 
 
 # -- 004: POST /api/query ---------------------------------------------------------------------
 class TextbookQuery(BaseModel):
-    question: str = Field(max_length=4000)
-    context: str | None = Field(default=None, max_length=20000)
+    question: Question
+    context: SelectedText | None = None
     use_context_only: bool = False
-    top_k: int = Field(default=5, ge=1, le=20)
-    chapter_id: int | str | None = Field(default=None, description="A chapter number or name.")
+    top_k: TopK = 5
+    chapter_id: ChapterNumber | Name | None = Field(
+        default=None, description="A chapter number or name."
+    )
 
 
 class RetrievedChunk(BaseModel):
@@ -38,19 +49,16 @@ class TextbookAnswer(BaseModel):
 
 # -- 003: a question in a conversation, streamed or not ---------------------------------------
 class QuestionTurn(BaseModel):
-    question: str = Field(
-        min_length=1,
-        max_length=MAX_MESSAGE_CHARS,
+    question: Message = Field(
         validation_alias=AliasChoices("question", "query", "message"),
         description=QUESTION,
     )
-    conversation_id: str | None = Field(
+    conversation_id: SessionId | None = Field(
         default=None,
-        max_length=100,
         validation_alias=AliasChoices("conversation_id", "session_id"),
         description="Continue this conversation of the caller's; omit to start one.",
     )
-    agent: str | None = AgentName
+    agent: Name | None = AgentName
 
 
 class QuestionAnswer(ChatResponse):

@@ -63,7 +63,7 @@ class AppState:
         api = settings.api
         registry = access.registry
         per_ip = api.rate_limit_per_ip_per_minute
-        executor = FairJobQueue(api.ingest_slots)
+        executor = FairJobQueue(api.ingest_slots, per_address=api.ingest_slots_per_address)
         config = engine.app_config
         kbs = KnowledgeBaseCatalogue(
             store,
@@ -84,6 +84,8 @@ class AppState:
                 api.rate_limit_per_minute,
                 3 * api.rate_limit_per_minute if per_ip is None else per_ip,
                 rate_limiter(api, store),
+                new_users_per_ip=api.new_users_per_ip_per_minute,
+                uploads_per_user=api.uploads_per_minute,
             ),
             streams=StreamSlots(api.max_concurrent_streams),
             executor=executor,

@@ -6,7 +6,11 @@ nor take the server's memory. Each file is parsed by a child process (``python -
 ragchat.ingest.sandbox``) whose address space is capped (``RLIMIT_AS``) and which is killed
 when the file's time is up, or at once when the server shuts down (``cancel``). The child is
 kept for the next files (starting one costs about a second); a killed one is replaced on the
-next file. Only the documents come back, pickled over a pipe."""
+next file. Only the documents come back, pickled over a pipe.
+
+A file's time is a CPU budget that grows with its size (``parse_budget``), under the wall-clock
+ceiling ``timeout_s``: a flat two minutes per file let a 21 KB PDF (20 pages sharing one 6 MB
+content stream) hold an upload slot for the whole limit."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from ragchat.types import LoadedDocument
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.05
+_START_TIMEOUT_S = 120.0  # a new child's imports, on a loaded machine
 
 
 @dataclass(frozen=True)
@@ -78,13 +83,26 @@ class ParseWorker:
     def load(self, path: Path) -> list[LoadedDocument]:
         """The documents of ``path``; ``IngestError`` when it cannot be parsed within the
         limits, ``IngestCancelled`` when ``cancel`` was called."""
+        try:
+            size = path.stat().st_size
+        except OSError:  # the child says what is wrong with it
+            size = 0
+        timeout = self.limits.timeout_s or None
+        budget = parse_budget(size, timeout)
+        # Wall time: twice the CPU budget, so a crafted file starved of CPU (the ingestion
+        # runs at idle priority) still frees its upload slot soon; never past the ceiling.
+        wall = min(timeout, BUDGET_WALL_FACTOR * budget) if timeout and budget else timeout
+        limit = (
+            "the limit per file" if wall == timeout else f"the limit for a file of {_size(size)}"
+        )
         with self._lock:
             if self._cancelled.is_set():
                 raise IngestCancelled("ingestion cancelled")
-            send, recv = self._start()
-            timeout = self.limits.timeout_s or None
-            deadline = time.monotonic() + timeout if timeout else None
             try:
+                send, recv = self._start()
+                deadline = time.monotonic() + wall if wall else None
+                assert self._proc is not None
+                cpu = _CpuClock(self._proc.pid)
                 send.send((str(path), self.limits))
                 while not recv.poll(_POLL_S):
                     if self._cancelled.is_set():
@@ -94,7 +112,15 @@ class ParseWorker:
                         self._stop()
                         raise IngestError(
                             str(path),
-                            f"parsing took longer than {timeout:g} s (the limit per file)",
+                            f"parsing took longer than {wall:.3g} s ({limit})",
+                        )
+                    if budget is not None and cpu.used() > budget:
+                        self._stop()
+                        raise IngestError(
+                            str(path),
+                            f"parsing took more than {budget:.1f} s of CPU, the limit for a file "
+                            f"of {_size(size)} (bigger files get more, up to "
+                            f"{timeout:g} s)",
                         )
                 kind, value = recv.recv()
             except (EOFError, OSError) as exc:  # the child died: out of memory, or crashed
@@ -117,6 +143,8 @@ class ParseWorker:
             self._stop()
 
     def _start(self) -> tuple[Connection, Connection]:
+        """The running child, else a new one once it says it is ready (its imports do not
+        count against the first file's time)."""
         if self._proc is not None and self._proc.poll() is None:
             assert self._send is not None and self._recv is not None
             return self._send, self._recv
@@ -139,6 +167,14 @@ class ParseWorker:
             os.close(from_child_w)
         self._send = Connection(to_child_w, readable=False)
         self._recv = Connection(from_child_r, writable=False)
+        started = time.monotonic()
+        while not self._recv.poll(_POLL_S):
+            if self._cancelled.is_set():
+                self._stop()
+                raise IngestCancelled("ingestion cancelled")
+            if self._proc.poll() is not None or time.monotonic() - started > _START_TIMEOUT_S:
+                raise EOFError("the parser did not start")
+        self._recv.recv()  # ("ready", None)
         return self._send, self._recv
 
     def _stop(self) -> None:
@@ -153,6 +189,46 @@ class ParseWorker:
         self._send = self._recv = None
 
 
+BUDGET_BASE_S = 5.0  # CPU seconds any file may take: a small file parses in well under one
+BUDGET_PER_MB_S = 10.0  # and this much more per MB (a 500-page text PDF of 5 MB: ~20 s)
+BUDGET_WALL_FACTOR = 2.0  # wall-clock seconds per CPU second of budget
+
+
+def parse_budget(size_bytes: int, ceiling: float | None) -> float | None:
+    """CPU seconds a file of ``size_bytes`` may spend being parsed: a few seconds for a small
+    file, more for a big one, never more than ``ceiling`` (``ingest.parse_timeout_s``, which
+    also bounds the wall-clock time, as does ``BUDGET_WALL_FACTOR`` x the budget). Counted in
+    CPU, so a loaded machine does not fail honest files that need little of it; None = no
+    limit."""
+    if not ceiling:
+        return None
+    return min(ceiling, BUDGET_BASE_S + BUDGET_PER_MB_S * size_bytes / 1_000_000)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 1_000_000 else f"{max(1, round(n / 1000))} KB"
+
+
+class _CpuClock:
+    """CPU seconds a child used since this was made (Linux ``/proc``; elsewhere wall time)."""
+
+    _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def __init__(self, pid: int) -> None:
+        self.stat = Path(f"/proc/{pid}/stat")
+        self.start = self._now()
+
+    def _now(self) -> float:
+        try:
+            fields = self.stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return time.monotonic()
+        return (int(fields[11]) + int(fields[12])) / self._TICK  # utime + stime
+
+    def used(self) -> float:
+        return self._now() - self.start
+
+
 def _serve(read_fd: int, write_fd: int, memory_mb: int) -> None:
     """The child: parse each path it is sent, answer ("ok", docs) or ("error", reason)."""
     if memory_mb > 0:
@@ -162,6 +238,7 @@ def _serve(read_fd: int, write_fd: int, memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     recv = Connection(read_fd, writable=False)
     send = Connection(write_fd, readable=False)
+    send.send(("ready", None))
     while True:
         try:
             path, limits = recv.recv()

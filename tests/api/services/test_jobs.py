@@ -77,3 +77,43 @@ def test_an_error_in_a_job_reaches_its_future_and_the_queue_goes_on() -> None:
     after = queue.submit("a", lambda: "next")
     assert isinstance(failed.exception(10), ValueError) and after.result(10) == "next"
     queue.shutdown()
+
+
+def test_fresh_identities_from_one_address_never_hold_every_slot() -> None:
+    """Two identities from one address (two crafted uploads) hold one of the two slots: a
+    third user's upload from another address starts at once; the address's second job waits
+    for its first."""
+    queue = FairJobQueue(slots=2)
+    started = {"m1": threading.Event(), "m2": threading.Event()}
+    release = threading.Event()
+
+    def crafted(name: str) -> str:
+        started[name].set()
+        release.wait(10)
+        return name
+
+    first = queue.submit("mallory-1", crafted, "m1", address="203.0.113.5")
+    assert started["m1"].wait(10)
+    second = queue.submit("mallory-2", crafted, "m2", address="203.0.113.5")
+    small = queue.submit("carol", lambda: "small", address="198.51.100.2")
+    assert small.result(10) == "small"
+    assert not started["m2"].is_set() and not second.done()
+    release.set()
+    assert (first.result(10), second.result(10)) == ("m1", "m2")
+    queue.shutdown(wait=True)
+
+
+def test_addresses_take_turns_and_a_larger_share_can_be_configured() -> None:
+    queue = FairJobQueue(slots=1)
+    order: list[str] = []
+    gate = threading.Event()
+    running = queue.submit("a1", gate.wait, 10, address="A")
+    for user, address in [("a2", "A"), ("a3", "A"), ("b1", "B"), ("c1", "C")]:
+        queue.submit(user, order.append, user, address=address)
+    gate.set()
+    running.result(10)
+    queue.shutdown(wait=True)
+    assert order == ["b1", "c1", "a2", "a3"]  # the busy address goes last
+    assert FairJobQueue(slots=4).per_address == 2
+    assert FairJobQueue(slots=4, per_address=4).per_address == 4
+    assert FairJobQueue(slots=1).per_address == 1

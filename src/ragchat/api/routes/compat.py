@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, BackgroundTasks
 
+from ragchat.api.bounds import IdPath
 from ragchat.api.deps import LimitedUser, State
 from ragchat.api.routes.chat import SSE_DOC, answer_json, answer_stream
 from ragchat.api.schemas import ERRORS
@@ -50,7 +51,7 @@ async def textbook_query(body: TextbookQuery, me: LimitedUser, state: State) -> 
     summary="Ask within a conversation (003)",
 )
 async def conversation_query(
-    conversation_id: str,
+    conversation_id: IdPath,
     body: QuestionTurn,
     me: LimitedUser,
     state: State,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, BackgroundTasks, Query, Request, Response
 
-from ragchat.api.deps import CurrentUser, LimitedUser, State
+from ragchat.api.bounds import MAX_CONVERSATIONS_PAGE, MAX_MESSAGES_PAGE, BeforeSeq, IdPath, Offset
+from ragchat.api.deps import CurrentUser, LimitedUser, Owner, State
 from ragchat.api.schemas import (
     ERRORS,
     ChatResponse,
@@ -29,8 +30,8 @@ router = APIRouter(prefix="/conversations", tags=["conversations"], responses=ER
 async def list_conversations(
     me: CurrentUser,
     state: State,
-    limit: int = Query(50, ge=1, le=200),
-    offset: int = Query(0, ge=0),
+    limit: int = Query(50, ge=1, le=MAX_CONVERSATIONS_PAGE),
+    offset: Offset = 0,
 ) -> list[ConversationOut]:
     rows = await run_sync(state.store.list_conversations, me.user_id, limit, offset)
     return await run_sync(_outs, state, me.user_id, rows)
@@ -58,23 +59,24 @@ def _create(state: AppState, user_id: str, body: ConversationCreate) -> Conversa
 
 
 @router.post("", response_model=ConversationOut, status_code=201, summary="Start a conversation")
-async def create_conversation(
-    body: ConversationCreate, me: CurrentUser, state: State
-) -> ConversationOut:
-    """``kb`` binds it to knowledge bases the caller may see (404
-    ``knowledge_base_not_visible`` otherwise): every reply then cites only their documents."""
+async def create_conversation(body: ConversationCreate, me: Owner, state: State) -> ConversationOut:
+    """Needs a key or a cookie (401 otherwise): a conversation nobody can reopen is waste.
+    ``kb`` binds it to knowledge bases the caller may see (404 ``knowledge_base_not_visible``
+    otherwise): every reply then cites only their documents."""
     return await _out(state, me.user_id, await run_sync(_create, state, me.user_id, body))
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut, summary="One conversation")
-async def get_conversation(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
+async def get_conversation(
+    conversation_id: IdPath, me: CurrentUser, state: State
+) -> ConversationOut:
     row = await run_sync(state.store.get_conversation, me.user_id, conversation_id)
     return await _out(state, me.user_id, row)
 
 
 @router.patch("/{conversation_id}", response_model=ConversationOut, summary="Rename")
 async def rename_conversation(
-    conversation_id: str, body: ConversationRename, me: CurrentUser, state: State
+    conversation_id: IdPath, body: ConversationRename, me: CurrentUser, state: State
 ) -> ConversationOut:
     title = " ".join(body.title.split())
     row = await run_sync(state.store.rename, me.user_id, conversation_id, title)
@@ -86,13 +88,15 @@ async def rename_conversation(
     response_model=ConversationOut,
     summary="Regenerate the title from the first exchange",
 )
-async def regenerate_title(conversation_id: str, me: CurrentUser, state: State) -> ConversationOut:
+async def regenerate_title(
+    conversation_id: IdPath, me: CurrentUser, state: State
+) -> ConversationOut:
     row = await state.chat.regenerate_title(me.user_id, conversation_id)
     return await _out(state, me.user_id, row)
 
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete with its messages")
-async def delete_conversation(conversation_id: str, me: CurrentUser, state: State) -> Response:
+async def delete_conversation(conversation_id: IdPath, me: CurrentUser, state: State) -> Response:
     await run_sync(state.store.delete_conversation, me.user_id, conversation_id)
     return Response(status_code=204)
 
@@ -101,11 +105,11 @@ async def delete_conversation(conversation_id: str, me: CurrentUser, state: Stat
     "/{conversation_id}/messages", response_model=list[MessageOut], summary="Messages, oldest first"
 )
 async def list_messages(
-    conversation_id: str,
+    conversation_id: IdPath,
     me: CurrentUser,
     state: State,
-    limit: int = Query(100, ge=1, le=500),
-    before_seq: int | None = Query(None, ge=1, description="Page backwards from this seq."),
+    limit: int = Query(100, ge=1, le=MAX_MESSAGES_PAGE),
+    before_seq: BeforeSeq = None,
 ) -> list[MessageOut]:
     rows = await run_sync(state.store.list_messages, me.user_id, conversation_id, limit, before_seq)
     return [MessageOut.model_validate(m) for m in rows]
@@ -118,7 +122,7 @@ async def list_messages(
     summary="Send a message (a turn); SSE with ?stream=true or Accept: text/event-stream",
 )
 async def post_message(
-    conversation_id: str,
+    conversation_id: IdPath,
     body: MessageCreate,
     request: Request,
     me: LimitedUser,

@@ -11,7 +11,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Response, UploadFile, status
 
-from ragchat.api.deps import CurrentUser, State
+from ragchat.api.bounds import IdPath, KbNamePath
+from ragchat.api.deps import CurrentUser, State, Uploader
 from ragchat.api.schemas import (
     ERRORS,
     DocumentOut,
@@ -35,7 +36,7 @@ router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 41
     response_model=PassageOut,
     summary="The whole text of a cited passage (citations carry a preview)",
 )
-async def get_passage(chunk_id: str, me: CurrentUser, state: State) -> PassageOut:
+async def get_passage(chunk_id: IdPath, me: CurrentUser, state: State) -> PassageOut:
     kb, chunk, parent = await run_sync(state.documents.passage, me.user_id, chunk_id)
     context = parent if parent is not None and parent.strip() != chunk.text.strip() else None
     md = chunk.metadata
@@ -57,20 +58,21 @@ async def get_passage(chunk_id: str, me: CurrentUser, state: State) -> PassageOu
     summary="Upload documents (multipart field 'files'); returns an ingestion job",
 )
 async def upload_documents(
-    name: str,
-    me: CurrentUser,
+    name: KbNamePath,
+    me: Uploader,
     state: State,
     files: Annotated[list[UploadFile] | None, File(description=SUFFIXES)] = None,
 ) -> JobAccepted:
     """A knowledge base the caller does not have yet is created, private to them. Poll
-    ``GET /jobs/{job_id}``."""
+    ``GET /jobs/{job_id}``. Needs a key or a cookie (401 otherwise); rate limited per user
+    and per address."""
     check_kb_name(name)
     uploads = files or []
     check_suffixes([safe_filename(f.filename or "") for f in uploads])
     data = [Upload(f.filename or "upload", await f.read()) for f in uploads]
     kb = await run_sync(state.kbs.for_upload, me.user_id, name)
     paths = await run_sync(state.documents.save_uploads, me.user_id, kb.storage, data)
-    job = await run_sync(state.documents.start_job, me.user_id, kb.storage, paths)
+    job = await run_sync(state.documents.start_job, me.user_id, kb.storage, paths, me.address)
     return JobAccepted(job_id=job.id, kb=kb.name, status=job.status, files=[p.name for p in paths])
 
 
@@ -104,7 +106,7 @@ def document_outs(state: AppState, user_id: str, storage: str) -> list[DocumentO
     response_model=list[DocumentOut],
     summary="Documents with chunk counts (shared ones and the caller's uploads)",
 )
-async def list_documents(name: str, me: CurrentUser, state: State) -> list[DocumentOut]:
+async def list_documents(name: KbNamePath, me: CurrentUser, state: State) -> list[DocumentOut]:
     check_kb_name(name)
     kb = await run_sync(state.kbs.resolve, me.user_id, name)
     return await run_sync(document_outs, state, me.user_id, kb.storage)
@@ -113,13 +115,14 @@ async def list_documents(name: str, me: CurrentUser, state: State) -> list[Docum
 @router.delete(
     "/kb/{name}/documents/{doc_id}", status_code=204, summary="Delete one of your documents"
 )
-async def delete_document(name: str, doc_id: str, me: CurrentUser, state: State) -> Response:
-    check_kb_name(name)
+async def delete_document(
+    name: KbNamePath, doc_id: IdPath, me: CurrentUser, state: State
+) -> Response:
     kb = await run_sync(state.kbs.resolve, me.user_id, name)
     await run_sync(state.documents.delete, me.user_id, kb.storage, doc_id)
     return Response(status_code=204)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, summary="An ingestion job's progress")
-async def get_job(job_id: str, me: CurrentUser, state: State) -> JobOut:
+async def get_job(job_id: IdPath, me: CurrentUser, state: State) -> JobOut:
     return JobOut.model_validate(await run_sync(state.store.get_job, me.user_id, job_id))

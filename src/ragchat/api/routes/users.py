@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response, status
 
-from ragchat.api.deps import CurrentUser, State, api_key_of, current_user
+from ragchat.api.bounds import IdPath
+from ragchat.api.deps import CurrentUser, Owner, State, api_key_of, client_ip, current_user
 from ragchat.api.errors import ApiError
 from ragchat.api.schemas import (
     ERRORS,
@@ -28,7 +29,8 @@ async def create_user(
 ) -> UserCreated:
     """Idempotent for an identified caller (API key or cookie): returns that user, 200.
     Otherwise creates one — named when ``display_name`` is given, with an API key if
-    ``create_api_key`` — sets the identity cookie and answers 201."""
+    ``create_api_key`` — sets the identity cookie and answers 201 (rate limited per client
+    address, like every new identity)."""
     identified = api_key_of(request) is not None or state.signer.user_id(
         request.cookies.get(COOKIE_NAME)
     )
@@ -37,6 +39,7 @@ async def create_user(
         return UserCreated.model_validate(await run_sync(state.store.get_user, me.user_id))
     if body.create_api_key and not body.display_name:
         raise ApiError(400, "invalid_request", "create_api_key needs a display_name.")
+    await run_sync(state.limits.check_new_user, client_ip(request))
     kind = "named" if body.display_name else "anonymous"
     user = await run_sync(state.store.ensure_user, None, kind=kind, display_name=body.display_name)
     response.headers.append("Set-Cookie", state.signer.set_cookie_header(user.id))
@@ -59,7 +62,7 @@ async def me(me: CurrentUser, state: State) -> UserOut:
     status_code=201,
     summary="Create an API key (the secret is returned once)",
 )
-async def create_api_key(body: ApiKeyCreate, me: CurrentUser, state: State) -> ApiKeyCreated:
+async def create_api_key(body: ApiKeyCreate, me: Owner, state: State) -> ApiKeyCreated:
     row, secret = await run_sync(state.store.create_api_key, me.user_id, body.name)
     return ApiKeyCreated(**ApiKeyOut.model_validate(row).model_dump(), secret=secret)
 
@@ -72,6 +75,6 @@ async def list_api_keys(me: CurrentUser, state: State) -> list[ApiKeyOut]:
 
 
 @router.delete("/users/me/api-keys/{key_id}", status_code=204, summary="Revoke an API key")
-async def revoke_api_key(key_id: str, me: CurrentUser, state: State) -> Response:
+async def revoke_api_key(key_id: IdPath, me: CurrentUser, state: State) -> Response:
     await run_sync(state.store.revoke_api_key, me.user_id, key_id)
     return Response(status_code=204)

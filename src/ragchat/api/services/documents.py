@@ -184,12 +184,15 @@ class DocumentService:
             paths.append(path)
         return paths
 
-    def start_job(self, user_id: str, kb: str, paths: Sequence[Path]) -> JobRow:
+    def start_job(
+        self, user_id: str, kb: str, paths: Sequence[Path], address: str | None = None
+    ) -> JobRow:
+        """Queues the job fairly between users and between client ``address``es."""
         job = self.store.create_job(user_id, kb, total=len(paths), message="queued")
         with self._jobs_lock:
             self._unfinished[job.id] = (kb, list(paths))
             self._owners[job.id] = user_id
-        self.executor.submit(user_id, self.run_job, job.id, kb, list(paths))
+        self.executor.submit(user_id, self.run_job, job.id, kb, list(paths), address=address)
         return job
 
     def fail_interrupted_jobs(self) -> int:
