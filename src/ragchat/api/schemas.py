@@ -74,9 +74,10 @@ class UserCreated(UserOut):
 class ChatRequest(BaseModel):
     session_id: str | None = Field(
         default=None,
-        max_length=100,
-        description="Omit to start a new conversation; a new id (up to 36 characters) starts "
-        "that one, private to an identified caller, else an anonymous session.",
+        max_length=128,
+        description="Omit to start a new conversation; a new id (up to 128 characters) starts "
+        "that one, private to an identified caller, else an anonymous session (which goes on "
+        "under the same id after it ended).",
     )
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     agent: str | None = AgentName
@@ -103,7 +104,7 @@ class ChatResponse(BaseModel):
 
 
 class EndSessionRequest(BaseModel):
-    session_id: str = Field(min_length=1, max_length=100)
+    session_id: str = Field(min_length=1, max_length=128)
 
 
 class EndSessionResponse(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import httpx
+import pytest
 
 from .conftest import signed_in
 
@@ -63,9 +64,50 @@ def test_request_validation(cookieless: httpx.Client) -> None:
         cookieless.post("/chat", json={"session_id": new_session(), "message": ""}).status_code
         == 422
     )
-    too_long = "x" * 37  # longer than a stored id can be
+    too_long = "x" * 129
     r = cookieless.post("/chat", json={"session_id": too_long, "message": "hello"})
-    assert r.status_code == 400 and "session_id" in r.json()["detail"]
+    assert r.status_code == 422 and "session_id" in r.text
+    blank = cookieless.post("/chat", json={"session_id": "   ", "message": "hello"})
+    assert blank.status_code == 400 and "session_id" in blank.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        f"web-{uuid.uuid4()}",  # 40 characters
+        f"user_{uuid.uuid4()}_{uuid.uuid4()}",
+        "s" * 120 + uuid.uuid4().hex[:8],  # 128 characters, the bound
+    ],
+)
+def test_long_client_chosen_session_ids_work(cookieless: httpx.Client, session: str) -> None:
+    r = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What are the side effects of ibuprofen?"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["session_id"] == session and r.json()["agent"] == "medical"
+    follow = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What is the maximum dose?"}
+    )
+    assert follow.status_code == 200, follow.text
+    assert follow.json()["session_id"] == session
+    assert follow.json()["metadata"]["routing"]["router"] == "sticky"
+    ended = cookieless.post("/end-session", json={"session_id": session})
+    assert ended.status_code == 202 and ended.json()["session_id"] == session
+
+
+def test_a_long_session_id_of_a_signed_in_user_stays_theirs(cookieless: httpx.Client) -> None:
+    alice = signed_in(cookieless, "alice")
+    session = f"user_{uuid.uuid4()}"
+    first = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What is ibuprofen?"}, headers=alice
+    )
+    assert first.status_code == 200, first.text
+    stranger = cookieless.post("/chat", json={"session_id": session, "message": "What is it?"})
+    assert stranger.status_code == 404
+    again = cookieless.post(
+        "/chat", json={"session_id": session, "message": "And the dose?"}, headers=alice
+    )
+    assert again.status_code == 200 and again.json()["session_id"] == session
 
 
 def test_a_signed_in_users_session_id_never_opens_for_anyone_else(

@@ -1,6 +1,6 @@
 """Chat turns: ``POST /chat`` (JSON), ``POST /chat/stream`` (SSE) and ``POST /end-session``.
 ``session_id`` is a conversation id: omit it to start one, or name one (a client-chosen id
-starts that conversation on first use; see ``services.sessions.session_owner``). The JSON
+starts that conversation on first use; see ``services.sessions.open_session``). The JSON
 reply is also what the replaced systems' clients read: ``message`` and ``agent``, the reply
 as ``messages`` (bubbles) and ``metadata.sources``."""
 
@@ -85,7 +85,7 @@ async def answer_json(
     )
     outcome = await state.chat.run(turn)
     background.add_task(state.chat.auto_title, turn, outcome.result.reply)
-    return chat_response(outcome, turn.conversation.id)
+    return chat_response(outcome, turn.session_id)
 
 
 async def answer_stream(
@@ -182,4 +182,4 @@ async def end_session(
     memory in the background (what the companion's memory tool searches)."""
     conv = await run_sync(state.sessions.end, me.user_id, body.session_id)
     background.add_task(run_sync, state.sessions.index_conversation, conv.user_id, conv.id)
-    return EndSessionResponse(session_id=conv.id, status=conv.status)
+    return EndSessionResponse(session_id=body.session_id, status=conv.status)

@@ -33,7 +33,7 @@ from ragchat.types import Citation
 
 from ._sync import run_sync
 from .engine_loop import Engine
-from .sessions import session_owner
+from .sessions import open_session
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ class PreparedTurn:
     user_message: MessageRow
     reply_message: MessageRow  # "streaming" until the turn settles
     first_exchange: bool
+    session_id: str  # what the client named it: the conversation's id, or a session's id
 
 
 @dataclass
@@ -107,11 +108,17 @@ class ChatService:
     ) -> PreparedTurn:
         text = self.check(message, agent)
         history = []
+        session_id: str | None = None
         if conversation_id is None:  # one commit; a new conversation has no history to read
             conv, user_message, reply_message = self.store.start_conversation(user_id, text)
         else:
-            if by_session_id:  # the turn runs as the conversation's owner
-                user_id = session_owner(self.store, user_id, conversation_id, anonymous=anonymous)
+            if by_session_id:  # the turn runs as the session's owner, in its conversation
+                ref = open_session(self.store, user_id, conversation_id, anonymous=anonymous)
+                user_id, session_id, conversation_id = (
+                    ref.owner,
+                    conversation_id,
+                    ref.conversation_id,
+                )
             conv = self.store.get_conversation(user_id, conversation_id)
             history = self.store.recent_history(conv.id, self.settings.history_turns)
             user_message, reply_message = self.store.begin_turn(conv.id, text)
@@ -134,6 +141,7 @@ class ChatService:
             user_message=user_message,
             reply_message=reply_message,
             first_exchange=not history and conv.title is None,
+            session_id=session_id or conv.id,
         )
 
     async def prepare(
@@ -146,7 +154,7 @@ class ChatService:
         by_session_id: bool = False,
         anonymous: bool = False,
     ) -> PreparedTurn:
-        """``by_session_id``: the rules of ``sessions.session_owner`` (an unknown id starts
+        """``by_session_id``: the rules of ``sessions.open_session`` (an unknown id starts
         that conversation, ``anonymous`` for a caller without identity; an anonymous session
         opens by its id); otherwise the caller's own conversation or 404."""
         return await run_sync(
@@ -247,7 +255,7 @@ class ChatService:
                         {
                             "agent": event.agent,
                             "routing": event.routing.to_json(),
-                            "session_id": turn.conversation.id,
+                            "session_id": turn.session_id,
                             "user_message_id": turn.user_message.id,
                         },
                     )
@@ -318,7 +326,7 @@ def final_payload(
 ) -> dict[str, Any]:
     result = outcome.result
     return {
-        "session_id": turn.conversation.id,
+        "session_id": turn.session_id,
         "message_id": outcome.message.id,
         "agent": result.agent,
         "reply": result.reply,
