@@ -327,6 +327,28 @@ class VectorStoreSettings(BaseModel):
     batch_size: int = Field(default=256, ge=1)
 
 
+class CompatSettings(BaseModel):
+    """What a deployment replacing one of the five systems of ``../shared/seeds`` sets (the
+    README's "Coming from …"). Out of the box a client that sends nothing special gets what
+    the seeds describe wherever two of them agree. Env: ``RAGCHAT_COMPAT__DEFAULT_AGENT``…"""
+
+    # The agent of a chat turn that names none. None: the supervisor routes (seed 000); a
+    # deployment replacing the companion (seed 001, whose client names no agent) sets it to
+    # "companion".
+    default_agent: str | None = None
+    # Names the clients use for configured agents, {agent: name}, e.g. seed 000's
+    # {"support": "emotional_support", "medical": "rag_agent"}: requests may name either,
+    # replies say the client's name.
+    agent_aliases: dict[str, str] = {}
+    # Refusal text per agent (what it answers when its documents do not cover a question),
+    # over the agents config's ``no_answer_message``, e.g. {"tutor": "Not in the book."}.
+    no_answer_messages: dict[str, str] = {}
+    # ``GET /``: "auto" serves the chat page to a browser (Accept: text/html) and the
+    # service's description as JSON {name, version, status, docs, health} to API clients
+    # (seed 004); "page" or "json" always.
+    root: Literal["auto", "page", "json"] = "auto"
+
+
 class Settings(BaseSettings):
     """Environment variables use the RAGCHAT_ prefix and ``__`` for nesting,
     e.g. ``RAGCHAT_RETRIEVAL__ALPHA=0.6``."""
@@ -363,6 +385,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
     vector_store: VectorStoreSettings = VectorStoreSettings()
+    compat: CompatSettings = CompatSettings()
     # Tests only: SIGKILL the process at this point of a knowledge-base write, e.g.
     # RAGCHAT_CRASH_AT=save.dense or save.dense#2 (index/crashpoints.py lists the points).
     crash_at: str | None = None

@@ -5,11 +5,19 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+
+from ragchat.api.app import create_app
+from ragchat.errors import ConfigError
+from ragchat.index.base import Embedder
+from ragchat.settings import CompatSettings, Settings
 
 from .conftest import signed_in
+from .test_seed_003 import sse_events
 
 
 def new_session() -> str:
@@ -150,3 +158,57 @@ def test_a_browser_users_conversation_does_not_open_by_id_alone(
     r = cookieless.post("/chat", json={"session_id": session, "message": "What did they ask?"})
     assert r.status_code == 404
     assert len(browser.get(f"/conversations/{session}/messages").json()) == 2
+
+
+def test_a_deployment_answers_with_the_seeds_agent_names(deployed: httpx.Client) -> None:
+    """``RAGCHAT_COMPAT__AGENT_ALIASES='{"support": "emotional_support", "medical":
+    "rag_agent"}'``: replies name the agent as seed 000's client reads it; requests may use
+    either name."""
+    session = new_session()
+    r = deployed.post(
+        "/chat",
+        json={
+            "session_id": session,
+            "message": "What are the side effects of ibuprofen?",
+            "agent": "rag_agent",
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["agent"] == "rag_agent" and r.json()["metadata"]["sources"]
+    sad = deployed.post(
+        "/chat",
+        json={
+            "session_id": new_session(),
+            "message": "I feel so lonely and sad lately",
+            "agent": "support",
+        },
+    )
+    assert sad.status_code == 200 and sad.json()["agent"] == "emotional_support"
+    with deployed.stream(
+        "POST",
+        "/chat/stream",
+        json={"session_id": session, "message": "And the maximum dose?", "agent": "rag_agent"},
+    ) as stream:
+        events = sse_events(stream.read().decode())
+    assert [d["agent"] for n, d in events if n in ("metadata", "final")] == ["rag_agent"] * 2
+    unknown = deployed.post(
+        "/chat", json={"session_id": new_session(), "message": "hi", "agent": "nobody"}
+    )
+    assert unknown.status_code == 400 and "rag_agent" in unknown.json()["detail"]
+
+
+def test_settings_naming_unknown_agents_stop_the_start(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    for compat in (
+        CompatSettings(default_agent="ari"),
+        CompatSettings(agent_aliases={"nurse": "rag_agent"}),
+        CompatSettings(agent_aliases={"support": "medical"}),
+        CompatSettings(no_answer_messages={"librarian": "Not here."}),
+    ):
+        custom = settings.model_copy(update={"data_dir": tmp_path, "compat": compat})
+        with (
+            pytest.raises(ConfigError),
+            TestClient(create_app(custom, embedder=embedder, bootstrap=False)),
+        ):
+            pass

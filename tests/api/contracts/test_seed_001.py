@@ -102,3 +102,22 @@ def test_health_reports_the_vector_count(cookieless: httpx.Client) -> None:
     assert body["status"] == "healthy"
     per_kb = [kb["vectors"] for kb in body["knowledge_bases"].values()]
     assert body["vectors"] == sum(per_kb) and body["vectors"] > 0
+
+
+def test_a_deployment_replacing_ari_answers_as_the_companion_without_an_agent(
+    deployed: httpx.Client,
+) -> None:
+    """Seed 001's client names no agent; ``RAGCHAT_COMPAT__DEFAULT_AGENT=companion``."""
+    session = f"ari-{uuid.uuid4().hex[:8]}"
+    for message in ("hey, how was your day?", "What is the maximum dose of ibuprofen?"):
+        r = deployed.post("/chat", json={"session_id": session, "message": message})
+        assert r.status_code == 200, r.text
+        assert r.json()["agent"] == "companion" and r.json()["messages"]
+
+
+def test_out_of_the_box_a_turn_without_an_agent_is_routed(cookieless: httpx.Client) -> None:
+    """Seeds 000 and 001 disagree on the agent of a turn naming none: 000's routing wins."""
+    r = cookieless.post(
+        "/chat", json={"session_id": uuid.uuid4().hex, "message": "How is migraine treated?"}
+    )
+    assert r.status_code == 200 and r.json()["agent"] == "medical"

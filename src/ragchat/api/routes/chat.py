@@ -50,7 +50,7 @@ SSE_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
-def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
+def chat_response(outcome: TurnOutcome, session_id: str, agent: str) -> ChatResponse:
     result = outcome.result
     sources = [
         {"name": c.get("title") or c.get("source"), "content": c.get("preview")}
@@ -60,7 +60,7 @@ def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
         session_id=session_id,
         message_id=outcome.message.id,
         message=result.reply,
-        agent=result.agent,
+        agent=agent,
         citations=outcome.citations,
         no_answer=result.no_answer,
         bubbles=result.bubbles,
@@ -85,7 +85,7 @@ async def answer_json(
     )
     outcome = await state.chat.run(turn)
     background.add_task(state.chat.auto_title, turn, outcome.result.reply)
-    return chat_response(outcome, turn.session_id)
+    return chat_response(outcome, turn.session_id, state.chat.names.public(outcome.result.agent))
 
 
 async def answer_stream(

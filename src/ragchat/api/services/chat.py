@@ -32,6 +32,7 @@ from ragchat.store.rows import ConversationChanges, ConversationRow, MessageRow
 from ragchat.types import Citation
 
 from ._sync import run_sync
+from .agent_names import AgentNames
 from .engine_loop import Engine
 from .sessions import open_session
 
@@ -73,6 +74,7 @@ class ChatService:
         self.settings = settings
         self.store = store
         self.engine = engine
+        self.names = AgentNames.of(settings.compat, engine.agents)
         # Replies this process is answering: their leases are renewed (``leases.py``) so that
         # other servers on the database know a "streaming" row here is alive.
         self._in_flight: set[str] = set()
@@ -87,15 +89,17 @@ class ChatService:
             self._in_flight.discard(turn.reply_message.id)
 
     # -- preparing a turn ----------------------------------------------------------------------
-    def check(self, message: str, agent: str | None) -> str:
-        """Validation before anything is stored: the message text, the agent name."""
+    def check(self, message: str, agent: str | None) -> tuple[str, str | None]:
+        """Validation before anything is stored: the message text, the agent name (the
+        clients' name for it, or none: the default agent or the supervisor's routing)."""
         text = message.strip()
         if not text:
             raise ApiError(400, "invalid_message", "The message is empty.")
-        if agent is not None and agent not in self.engine.agents:
-            known = ", ".join(sorted(self.engine.agents))
+        forced = self.names.resolve(agent)
+        if forced is not None and forced not in self.engine.agents:
+            known = ", ".join(sorted(self.names.public(a) for a in self.engine.agents))
             raise ApiError(400, "unknown_agent", f"Unknown agent {agent!r}; configured: {known}.")
-        return text
+        return text, forced
 
     def _prepare(
         self,
@@ -106,7 +110,7 @@ class ChatService:
         by_session_id: bool,
         anonymous: bool,
     ) -> PreparedTurn:
-        text = self.check(message, agent)
+        text, agent = self.check(message, agent)
         history = []
         session_id: str | None = None
         if conversation_id is None:  # one commit; a new conversation has no history to read
@@ -253,7 +257,7 @@ class ChatService:
                     yield (
                         "metadata",
                         {
-                            "agent": event.agent,
+                            "agent": self.names.public(event.agent),
                             "routing": event.routing.to_json(),
                             "session_id": turn.session_id,
                             "user_message_id": turn.user_message.id,
@@ -279,7 +283,7 @@ class ChatService:
                     outcome = await run_sync(self._store_reply, turn, result, timings)
                     settled = True
                     log.info("turn streamed", extra={"agent": result.agent, **timings})
-                    yield "final", final_payload(turn, outcome, timings)
+                    yield "final", final_payload(turn, outcome, timings, self.names)
         except Exception as exc:
             err = as_api_error(exc)
             if err.type == "internal_error":
@@ -322,13 +326,16 @@ class ChatService:
 
 
 def final_payload(
-    turn: PreparedTurn, outcome: TurnOutcome, timings: Mapping[str, Any] | None = None
+    turn: PreparedTurn,
+    outcome: TurnOutcome,
+    timings: Mapping[str, Any] | None = None,
+    names: AgentNames | None = None,
 ) -> dict[str, Any]:
     result = outcome.result
     return {
         "session_id": turn.session_id,
         "message_id": outcome.message.id,
-        "agent": result.agent,
+        "agent": names.public(result.agent) if names else result.agent,
         "reply": result.reply,
         "citations": outcome.citations,
         "no_answer": result.no_answer,
