@@ -82,7 +82,7 @@ class AppState:
                 settings, store, access, executor, build_ingester(settings, embedder)
             ),
             sessions=SessionService(store, memory, settings.memory),
-            query=QueryService(engine, access.kb_visible),
+            query=QueryService(engine, access.kb_visible, access.visible_kbs),
             health=HealthService(settings, store, engine, embedder, registry),
             openai=OpenAIAdapter(engine, settings.history_turns),
         )

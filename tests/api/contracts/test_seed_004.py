@@ -87,6 +87,10 @@ def test_a_question_the_book_does_not_cover_is_refused_in_its_words(
     # A deployment sets its own (``RAGCHAT_COMPAT__NO_ANSWER_MESSAGES``).
     own = ask(deployed, question="Who won the 1998 football world cup final?")
     assert own.json()["answer"].startswith("Not in this book, sorry.")
+    # The textbook server answers from the book only, even where another knowledge base of
+    # ragchat's would (``POST /query`` looks for it).
+    other = ask(cookieless, question="What is a migraine aura?")
+    assert other.json()["answer"].startswith("This is not covered in the book")
 
 
 def test_root_describes_the_service_to_api_clients(cookieless: httpx.Client) -> None:

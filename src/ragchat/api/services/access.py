@@ -153,6 +153,11 @@ class DocumentAccess:
         except KnowledgeBaseNotFound:
             return False
 
+    def visible_kbs(self, user_id: str) -> list[str]:
+        """The knowledge bases ``user_id`` may search (the one place ``/query`` without a
+        ``kb`` learns them from)."""
+        return [name for name in self.registry.names() if self.kb_visible(user_id, name)]
+
     def _others_uploaded(
         self, kb: str, user_id: str, views: list[DocumentView] | None = None
     ) -> bool:
