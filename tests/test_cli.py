@@ -249,3 +249,26 @@ def test_kb_check_says_what_is_wrong_and_kb_repair_fixes_it(tmp_path: Path) -> N
     assert again.exit_code == 0 and "ok notes" in again.output
     fixed = KnowledgeBase.open(tmp_path / "kb", "notes", HashingEmbedder())
     assert [h[0] for h in fixed.bm25_search("quokkas", 3)] == ["n_c0"]
+
+
+def test_a_port_in_use_is_said_before_any_start_up_work(tmp_path: Path) -> None:
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        result = runner.invoke(
+            app, ["serve", "--port", str(port), "--data-dir", str(tmp_path / "data")]
+        )
+    finally:
+        taken.close()
+    assert result.exit_code == 9, result.output
+    said = " ".join(result.output.split())
+    assert f"port {port} on 127.0.0.1 is in use" in said
+    assert f"--port {port + 1}" in said and f"RAGCHAT_API__PORT={port + 1}" in said
+    # Nothing was started: no database, no knowledge base ingested.
+    assert not list((tmp_path / "data").glob("kb/*")) and not list(
+        (tmp_path / "data").glob("*.sqlite3")
+    )

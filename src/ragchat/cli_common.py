@@ -34,6 +34,7 @@ EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
     (errors.IndexStateError, 6),
     (errors.RetrievalError, 7),
     (errors.DataDirInUse, 8),
+    (errors.PortInUse, 9),
     (errors.RagchatError, 1),
 ]
 
