@@ -10,6 +10,7 @@ import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ragchat.cli_common import DataDir, console, exit_on_error, load_settings
@@ -113,9 +114,9 @@ def kb_check(
                 broken.append(kb)
                 console.print(f"[bold red]broken[/] {kb} {where}".rstrip())
             for problem in report.problems:
-                console.print(f"  - {problem}")
+                console.print(f"  - {escape(problem)}")
             for note in report.notes:
-                console.print(f"  [dim]note: {note}[/]")
+                console.print(f"  [dim]note: {escape(note)}[/]")
         if broken:
             raise errors.IndexStateError(
                 f"{len(broken)} knowledge base(s) cannot be opened: "
@@ -133,7 +134,7 @@ def kb_repair(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) 
     settings = load_settings(data_dir)
     with exit_on_error():
         for line in stores.repair_kb(settings, name):
-            console.print(f"{name}: {line}")
+            console.print(f"{name}: {escape(line)}")
         report = stores.check_kb(settings, name)
         if report.ok:
             console.print(f"[green]ok[/] {name} opens (generation {report.generation})")
