@@ -120,7 +120,10 @@ def test_the_sources_follow_the_answer_in_the_content(real_app: FastAPI) -> None
     citations = (completion.choices[0].message.model_extra or {})["citations"]
     assert "[1]" in answer and listed.splitlines()[0].startswith("[1] ")
     assert len(listed.splitlines()) == len(citations)
-    assert citations[0]["source"] in listed.splitlines()[0]  # the file name
+    first = listed.splitlines()[0]
+    assert citations[0]["source"] in first  # the file name
+    assert first.startswith(f"[1] {citations[0]['title']} — ")
+    assert first.count(citations[0]["title"]) == 1  # not again in the section path
 
     stream = sdk(real_app).chat.completions.create(
         model="medical",

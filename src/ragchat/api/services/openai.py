@@ -33,11 +33,12 @@ SOURCES_HEADER = "\n\nSources:\n"
 
 def sources_block(citations: Sequence[dict[str, Any]]) -> str:
     """The reply's sources as chat clients show them under an answer; "" without any.
-    ``[1] Ibuprofen — ibuprofen.md, Ibuprofen > Side effects``."""
+    ``[1] Ibuprofen — ibuprofen.md, Side effects``."""
     lines = []
     for c in citations:
-        where = ", ".join(str(p) for p in (c.get("source"), c.get("location")) if p)
         title = str(c.get("title") or "")
+        location = str(c.get("location") or "").removeprefix(f"{title} > ") if title else ""
+        where = ", ".join(str(p) for p in (c.get("source"), location or c.get("location")) if p)
         label = f"{title} — {where}" if title and title != c.get("source") else where or title
         lines.append(f"[{c.get('index')}] {label}")
     return SOURCES_HEADER + "\n".join(lines) if lines else ""
