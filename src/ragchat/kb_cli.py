@@ -54,7 +54,7 @@ def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
-        table.add_row("reranker", reranker_status(settings))
+        table.add_row("reranker", escape(reranker_status(settings)))
         console.print(table)
 
 
@@ -191,14 +191,8 @@ def health(data_dir: DataDir = None) -> None:
     with exit_on_error():
         table = Table(title=f"ragchat in {settings.data_dir}", show_header=False)
         table.add_row("embedder", settings.embedding.model)
-        table.add_row("reranker", reranker_status(settings))
-        llm = settings.llm
-        table.add_row(
-            "llm",
-            "offline extractive answerer"
-            if llm.backend == "none"
-            else f"{llm.backend}: {llm.model}",
-        )
+        table.add_row("reranker", escape(reranker_status(settings)))
+        table.add_row("llm", escape(settings.llm_origin))  # which model, and which setting
         for name in stores.kb_names(settings):
             m = stores.describe_kb(settings, name)
             table.add_row(f"kb {name}", f"{m['documents']} documents, {m['children']} vectors")
