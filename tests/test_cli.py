@@ -307,3 +307,26 @@ def test_ingest_names_unsupported_files_and_fails_when_nothing_is_ingested(
     assert "skipped" in out and "notes.odt" in out and "unsupported file type '.odt'" in out
     assert "slides.key" in out and "nothing to ingest" in out and "Word (.docx)" in out
     assert not (tmp_path / "data" / "kb" / "junk").exists()
+
+
+def test_a_port_in_use_is_said_before_any_start_up_work(tmp_path: Path) -> None:
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        result = runner.invoke(
+            app, ["serve", "--port", str(port), "--data-dir", str(tmp_path / "data")]
+        )
+    finally:
+        taken.close()
+    assert result.exit_code == 9, result.output
+    said = " ".join(result.output.split())
+    assert f"port {port} on 127.0.0.1 is in use" in said
+    assert f"--port {port + 1}" in said and f"RAGCHAT_API__PORT={port + 1}" in said
+    # Nothing was started: no database, no knowledge base ingested.
+    assert not list((tmp_path / "data").glob("kb/*")) and not list(
+        (tmp_path / "data").glob("*.sqlite3")
+    )

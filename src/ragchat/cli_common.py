@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ragchat import errors
@@ -34,6 +35,7 @@ EXIT_CODES: list[tuple[type[errors.RagchatError], int]] = [
     (errors.IndexStateError, 6),
     (errors.RetrievalError, 7),
     (errors.DataDirInUse, 8),
+    (errors.PortInUse, 9),
     (errors.RagchatError, 1),
 ]
 
@@ -69,12 +71,14 @@ def load_settings(data_dir: Path | None) -> Settings:
 
 @contextmanager
 def exit_on_error() -> Iterator[None]:
-    """Prints a ``RagchatError`` raised inside and exits with its ``EXIT_CODES`` code."""
+    """Prints a ``RagchatError`` raised inside and exits with its ``EXIT_CODES`` code. The
+    message prints as written: hints such as ``pip install 'ragchat[qdrant]'`` are not
+    console markup."""
     try:
         yield
     except errors.RagchatError as exc:
         code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(code) from None
 
 

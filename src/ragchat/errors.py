@@ -31,6 +31,10 @@ class DataDirInUse(RagchatError):
     """Another running ragchat server holds the data directory's lock."""
 
 
+class PortInUse(RagchatError):
+    """The server's address is taken (another server, or another program, listens there)."""
+
+
 class UnsupportedFileError(IngestError):
     """No loader handles this file type."""
 

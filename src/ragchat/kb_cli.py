@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ragchat.cli_common import DataDir, console, exit_on_error, load_settings
@@ -113,7 +114,7 @@ def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -
         table = Table(title=name, show_header=False)
         for key, value in stats.items():
             table.add_row(key, str(value))
-        table.add_row("reranker", reranker_status(settings))
+        table.add_row("reranker", escape(reranker_status(settings)))
         console.print(table)
 
 
@@ -185,9 +186,9 @@ def kb_check(
                 broken.append(kb)
                 console.print(f"[bold red]broken[/] {kb} {where}".rstrip())
             for problem in report.problems:
-                console.print(f"  - {problem}")
+                console.print(f"  - {escape(problem)}")
             for note in report.notes:
-                console.print(f"  [dim]note: {note}[/]")
+                console.print(f"  [dim]note: {escape(note)}[/]")
         if broken:
             raise errors.IndexStateError(
                 f"{len(broken)} knowledge base(s) cannot be opened: "
@@ -205,7 +206,7 @@ def kb_repair(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) 
     settings = load_settings(data_dir)
     with exit_on_error():
         for line in stores.repair_kb(settings, name):
-            console.print(f"{name}: {line}")
+            console.print(f"{name}: {escape(line)}")
         report = stores.check_kb(settings, name)
         if report.ok:
             console.print(f"[green]ok[/] {name} opens (generation {report.generation})")
@@ -278,14 +279,8 @@ def health(data_dir: DataDir = None) -> None:
     with exit_on_error():
         table = Table(title=f"ragchat in {settings.data_dir}", show_header=False)
         table.add_row("embedder", settings.embedding.model)
-        table.add_row("reranker", reranker_status(settings))
-        llm = settings.llm
-        table.add_row(
-            "llm",
-            "offline extractive answerer"
-            if llm.backend == "none"
-            else f"{llm.backend}: {llm.model}",
-        )
+        table.add_row("reranker", escape(reranker_status(settings)))
+        table.add_row("llm", escape(settings.llm_origin))  # which model, and which setting
         for name in stores.kb_names(settings):
             m = stores.describe_kb(settings, name).manifest
             table.add_row(f"kb {name}", f"{m.documents} documents, {m.children} vectors")

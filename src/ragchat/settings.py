@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ragchat.llm.base import GenerationOptions
@@ -349,6 +349,28 @@ class VectorStoreSettings(BaseModel):
     pool_size: int = Field(default=8, ge=1)
 
 
+class CompatSettings(BaseModel):
+    """What a deployment replacing one of the five systems of ``../shared/seeds`` sets (the
+    README's "Coming from …"). Out of the box a client that sends nothing special gets what
+    the seeds describe wherever two of them agree. Env: ``RAGCHAT_COMPAT__DEFAULT_AGENT``…"""
+
+    # The agent of a chat turn that names none. None: the supervisor routes (seed 000); a
+    # deployment replacing the companion (seed 001, whose client names no agent) sets it to
+    # "companion".
+    default_agent: str | None = None
+    # Names the clients use for configured agents, {agent: name}, e.g. seed 000's
+    # {"support": "emotional_support", "medical": "rag_agent"}: requests may name either,
+    # replies say the client's name.
+    agent_aliases: dict[str, str] = {}
+    # Refusal text per agent (what it answers when its documents do not cover a question),
+    # over the agents config's ``no_answer_message``, e.g. {"tutor": "Not in the book."}.
+    no_answer_messages: dict[str, str] = {}
+    # ``GET /``: "auto" serves the chat page to a browser (Accept: text/html) and the
+    # service's description as JSON {name, version, status, docs, health} to API clients
+    # (seed 004); "page" or "json" always.
+    root: Literal["auto", "page", "json"] = "auto"
+
+
 class Settings(BaseSettings):
     """Environment variables use the RAGCHAT_ prefix and ``__`` for nesting,
     e.g. ``RAGCHAT_RETRIEVAL__ALPHA=0.6``."""
@@ -385,9 +407,37 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
     vector_store: VectorStoreSettings = VectorStoreSettings()
+    compat: CompatSettings = CompatSettings()
     # Tests only: SIGKILL the process at this point of a knowledge-base write, e.g.
     # RAGCHAT_CRASH_AT=save.dense or save.dense#2 (index/crashpoints.py lists the points).
     crash_at: str | None = None
+    # Other tools' conventions for the chat model, read when ragchat's own ``llm`` settings
+    # leave a field unset: the openai SDK's and LangChain's, and the replaced systems'
+    # (seed 000: OPENAI_API_BASE and MODEL_NAME; seed 001: GROQ_API_KEY). Never exported.
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias="OPENAI_API_KEY", exclude=True, repr=False
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias="OPENAI_BASE_URL", exclude=True
+    )
+    openai_api_base: str | None = Field(
+        default=None, validation_alias="OPENAI_API_BASE", exclude=True
+    )
+    model_name: str | None = Field(default=None, validation_alias="MODEL_NAME", exclude=True)
+    groq_api_key: SecretStr | None = Field(
+        default=None, validation_alias="GROQ_API_KEY", exclude=True, repr=False
+    )
+    _llm_origin: str = PrivateAttr(default="")
+
+    @model_validator(mode="after")
+    def _llm_conventions(self) -> Settings:
+        self.llm, self._llm_origin = conventional_llm(self)
+        return self
+
+    @property
+    def llm_origin(self) -> str:
+        """Which chat model answers and which settings chose it (said at start-up)."""
+        return self._llm_origin
 
     @property
     def kb_root(self) -> Path:
@@ -404,6 +454,82 @@ class Settings(BaseSettings):
         when that is PostgreSQL."""
         url = self.vector_store.url or self.database_url
         return url if url and url.startswith("postgres") else None
+
+
+CONVENTIONAL_LLM_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "MODEL_NAME",
+    "GROQ_API_KEY",
+)
+OPENAI_URL = "https://api.openai.com/v1"
+GROQ_URL = "https://api.groq.com/openai/v1"
+# A model for a well-known endpoint when none is named (seed 000's default on OpenRouter).
+DEFAULT_MODELS = {
+    "api.openai.com": "gpt-4o-mini",
+    "api.groq.com": "llama-3.3-70b-versatile",
+    "openrouter.ai": "qwen/qwen3-max",
+}
+
+
+def conventional_llm(settings: Settings) -> tuple[LLMSettings, str]:
+    """``settings.llm`` completed from the conventional variables (``Settings.openai_api_key``
+    and the rest) where ragchat's own leave a field unset, and a sentence saying which model
+    answers and where each part came from. A conventional key or base URL turns the OpenAI-
+    compatible backend on unless ``RAGCHAT_LLM__BACKEND`` names one."""
+    llm, own = settings.llm, settings.llm.model_fields_set
+    key_var, key = next(
+        (
+            (name, value)
+            for name, value in (
+                ("OPENAI_API_KEY", settings.openai_api_key),
+                ("GROQ_API_KEY", settings.groq_api_key),
+            )
+            if value is not None and value.get_secret_value()
+        ),
+        (None, None),
+    )
+    base_var, base = next(
+        (
+            (name, value)
+            for name, value in (
+                ("OPENAI_BASE_URL", settings.openai_base_url),
+                ("OPENAI_API_BASE", settings.openai_api_base),
+            )
+            if value
+        ),
+        (None, None),
+    )
+    if ("backend" in own or not (key or base)) and llm.backend != "openai":
+        what = {"none": "none: the offline extractive answerer", "local": "a local GGUF"}
+        how = "RAGCHAT_LLM__BACKEND" if "backend" in own else "the default"
+        hint = "" if "backend" in own else " (set OPENAI_API_KEY or RAGCHAT_LLM__* for a model)"
+        return llm, f"{what[llm.backend]} (from {how}){hint}"
+    update: dict[str, object] = {"backend": "openai"}
+    came: list[str] = ["RAGCHAT_LLM__BACKEND" if "backend" in own else ""]
+    if llm.api_key is None and key is not None:
+        update["api_key"] = key
+        came.append(f"api key from {key_var}")
+    if llm.base_url is None and base:
+        update["base_url"] = base
+        came.append(f"base URL from {base_var}")
+    elif llm.base_url is None and key_var is not None:  # the key's own service
+        default = GROQ_URL if key_var == "GROQ_API_KEY" else OPENAI_URL
+        update["base_url"] = default
+        came.append(f"base URL {default} (the {key_var} default)")
+    base_url = str(update.get("base_url") or llm.base_url or "")
+    if llm.model is None:
+        named = settings.model_name
+        known = next((m for host, m in DEFAULT_MODELS.items() if host in base_url), None)
+        if named or known:
+            update["model"] = named or known
+            came.append("model from MODEL_NAME" if named else f"model {known} (the default there)")
+    done = llm.model_copy(update=update)
+    ours = [f"RAGCHAT_LLM__{f.upper()}" for f in ("base_url", "api_key", "model") if f in own]
+    sources = ", ".join(c for c in [*came, *ours] if c)
+    model = done.model or "(none named: set MODEL_NAME or RAGCHAT_LLM__MODEL)"
+    return done, f"OpenAI-compatible model {model} at {done.base_url} ({sources})"
 
 
 # What ``ragchat serve --workers N`` hands its worker processes besides the environment they

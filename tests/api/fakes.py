@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,11 @@ class FakeEngine:
 
     async def aclose(self) -> None:
         pass
+
+    async def coverage(
+        self, question: str, probes: Sequence[tuple[str, str]], user_id: str
+    ) -> list[float]:
+        return [0.0 for _ in probes]
 
     def _result(
         self, message: str, options: TurnOptions | None, conversation: ConversationState

@@ -51,8 +51,10 @@ def test_chat_rejects_bad_input_before_storing_anything(client: TestClient) -> N
     assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_message"
     r = client.post("/chat", json={"message": "hi", "agent": "nobody"})
     assert r.status_code == 400 and "medical" in r.json()["error"]["message"]
-    r = client.post("/chat", json={"session_id": "x" * 37, "message": "hi"})  # too long to be new
+    r = client.post("/chat", json={"session_id": " ", "message": "hi"})  # blank
     assert r.status_code == 400 and "session_id" in r.json()["error"]["message"]
+    r = client.post("/chat", json={"session_id": "x" * 129, "message": "hi"})  # over the bound
+    assert r.status_code == 422 and "session_id" in r.text
     r = client.post("/chat", json={})
     assert r.status_code == 422 and r.json()["error"]["type"] == "validation_error"
     assert client.get("/conversations").json() == []

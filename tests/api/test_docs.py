@@ -66,7 +66,7 @@ def test_docs_csp_allows_no_external_origin(api: TestClient, path: str) -> None:
 
 
 def test_other_html_keeps_the_strict_csp(api: TestClient) -> None:
-    csp = api.get("/").headers["content-security-policy"]
+    csp = api.get("/", headers={"Accept": "text/html"}).headers["content-security-policy"]
     assert "unsafe-inline" not in csp and "blob:" not in csp
 
 

@@ -66,7 +66,7 @@ def test_store_outage_degrades_health_and_gives_503(make_app: AppFactory) -> Non
 
 
 def test_root_page_has_strict_security_headers(client: TestClient) -> None:
-    r = client.get("/")
+    r = client.get("/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     csp = r.headers["content-security-policy"]
     for directive in (

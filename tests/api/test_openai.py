@@ -7,6 +7,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from ragchat.api.services.openai import sources_block, split_turn
 from ragchat.errors import LLMUnavailable
 
 from .conftest import AppFactory
@@ -100,7 +101,7 @@ def test_api_key_can_be_required(make_app: AppFactory) -> None:
     reply = sdk(client.app, secret).chat.completions.create(
         model="echo", messages=[{"role": "user", "content": "ping"}]
     )
-    assert reply.choices[0].message.content == "echo: ping"
+    assert (reply.choices[0].message.content or "").startswith("echo: ping\n\nSources:")
 
 
 def test_llm_outage_is_503(make_app: AppFactory) -> None:
@@ -117,3 +118,82 @@ def test_llm_outage_is_503(make_app: AppFactory) -> None:
                 model="ragchat", stream=True, messages=[{"role": "user", "content": "ping"}]
             )
         )
+
+
+def test_the_sources_follow_the_answer_in_the_content(real_app: FastAPI) -> None:
+    """Most clients render only ``content``: "[1]" must point at something there."""
+    completion = sdk(real_app).chat.completions.create(
+        model="medical",
+        messages=[{"role": "user", "content": "What are common migraine triggers?"}],
+    )
+    content = completion.choices[0].message.content or ""
+    answer, _, listed = content.partition("\n\nSources:\n")
+    citations = (completion.choices[0].message.model_extra or {})["citations"]
+    assert "[1]" in answer and listed.splitlines()[0].startswith("[1] ")
+    assert len(listed.splitlines()) == len(citations)
+    first = listed.splitlines()[0]
+    assert citations[0]["source"] in first  # the file name
+    assert first.startswith(f"[1] {citations[0]['title']} — ")
+    assert first.count(citations[0]["title"]) == 1  # not again in the section path
+
+    stream = sdk(real_app).chat.completions.create(
+        model="medical",
+        stream=True,
+        messages=[{"role": "user", "content": "What are common migraine triggers?"}],
+    )
+    chunks = list(stream)
+    streamed = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert "\n\nSources:\n[1] " in streamed
+    assert (chunks[-1].model_extra or {})["citations"]
+
+
+def test_a_reply_sent_back_as_history_loses_its_sources_list() -> None:
+    reply = "Ibuprofen can upset the stomach [1].\n\nSources:\n[1] Ibuprofen — ibuprofen.md"
+    history, turn = split_turn(
+        [("user", "Side effects?"), ("assistant", reply), ("user", "Why?")], 10
+    )
+    assert history[-1].content == "Ibuprofen can upset the stomach [1]." and turn == "Why?"
+    assert sources_block([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("tools", [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]),
+        ("tool_choice", "required"),
+        ("tool_choice", {"type": "function", "function": {"name": "get_weather"}}),
+        ("response_format", {"type": "json_object"}),
+        (
+            "response_format",
+            {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}}},
+        ),
+    ],
+)
+def test_what_ragchat_cannot_honour_is_a_400_naming_the_field(
+    real_app: FastAPI, field: str, value: object
+) -> None:
+    client = TestClient(real_app)
+    for stream in (False, True):
+        r = client.post(
+            "/v1/chat/completions",
+            json={
+                "model": "ragchat",
+                "stream": stream,
+                "messages": [{"role": "user", "content": "What helps with hay fever?"}],
+                field: value,
+            },
+        )
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["type"] == "unsupported_parameter"
+        assert f"'{field}'" in r.json()["error"]["message"]
+
+
+def test_what_ragchat_does_anyway_is_accepted(real_app: FastAPI) -> None:
+    completion = sdk(real_app).chat.completions.create(
+        model="ragchat",
+        messages=[{"role": "user", "content": "What helps with hay fever?"}],
+        tools=[],
+        tool_choice="none",
+        response_format={"type": "text"},
+    )
+    assert completion.choices[0].message.content

@@ -98,7 +98,7 @@ def test_disabled_reranker() -> None:
 
 
 def test_constructor_raises_model_load_error(tmp_path: Path) -> None:
-    with pytest.raises(ModelLoadError, match="downloads disabled"):
+    with pytest.raises(ModelLoadError, match="downloads are off"):
         CrossEncoderReranker(f"no-such-org/missing-{uuid.uuid4().hex[:8]}")
     with pytest.raises(ModelLoadError, match="local directory"):
         CrossEncoderReranker(str(tmp_path))  # a directory without a model
@@ -115,3 +115,10 @@ def test_build_retriever_shares_one_reranker(kb: KnowledgeBase, tiny_cross_encod
     no_rerank = build_retriever(settings, kb, RetrievalSettings(rerank=False))
     assert no_rerank.reranker is None
     assert build_retriever(make_settings(""), kb).reranker is None
+
+
+def test_a_missing_cross_encoder_is_said_without_hub_addresses_or_library_text() -> None:
+    _, status = load_reranker(make_settings(f"no-such-org/reranker-{uuid.uuid4().hex[:8]}"))
+    assert "http" not in status and "Error" not in status and "\n" not in status
+    assert "not reranked" in status
+    assert "RAGCHAT_RERANKER__MODEL=/path/to/folder" in status  # how to install one

@@ -122,6 +122,24 @@ class AppConfig(BaseModel):
             raise ValueError(f"supervisor.default_agent {default!r} is not an agent")
         return self
 
+    def with_no_answer_messages(self, messages: dict[str, str]) -> AppConfig:
+        """This config with these agents' refusal texts replaced (``Settings.compat``)."""
+        unknown = sorted(set(messages) - set(self.agents))
+        if unknown:
+            raise ConfigError(
+                f"compat.no_answer_messages names unknown agent(s) {', '.join(unknown)}; "
+                f"configured: {', '.join(sorted(self.agents))}"
+            )
+        if not messages:
+            return self
+        agents = {
+            name: agent.model_copy(update={"no_answer_message": messages[name]})
+            if name in messages
+            else agent
+            for name, agent in self.agents.items()
+        }
+        return self.model_copy(update={"agents": agents})
+
     def routable(self) -> list[AgentConfig]:
         return [a for a in self.agents.values() if a.routable]
 

@@ -7,7 +7,7 @@ assigned agent and user profile in ``result.metadata``). It needs no server: bui
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, cast
@@ -180,6 +180,23 @@ class ChatEngine:
         result = self._result(final, start)
         yield CitationsEvent(tuple(result.citations))
         yield FinalEvent(result)
+
+    async def coverage(
+        self, question: str, probes: Sequence[tuple[str, str]], user_id: str
+    ) -> list[float]:
+        """How well each (agent, knowledge base) covers ``question``: the relevance the
+        agent's search of that knowledge base gives it (the best cosine its gate looks at;
+        0.0 without a hit), over the documents ``user_id`` may see. Searches run in worker
+        threads, as a turn's do."""
+        knowledge = self.wiring.knowledge
+
+        def one(agent_name: str, kb: str) -> float:
+            agent = self.agents[agent_name]
+            filters = dict(knowledge.visibility(agent, kb, user_id))
+            result = knowledge.retriever(agent, kb).retrieve(question, filters=filters or None)
+            return result.relevance if result.hits else 0.0
+
+        return list(await asyncio.gather(*(asyncio.to_thread(one, a, kb) for a, kb in probes)))
 
     async def title(self, first_user: str, first_reply: str = "") -> str:
         """A short conversation title: the model's, else the heuristic ``make_title``."""

@@ -47,6 +47,7 @@ def build_engine(
     recorded)."""
     from ragchat import resources
 
+    app_config = app_config.with_no_answer_messages(settings.compat.no_answer_messages)
     # Every user of the embedder (safety, routing, retrieval, composition, memory) shares one
     # fast path: one query vector per turn, cached sentence vectors, micro-batched calls.
     embedder = (

@@ -103,7 +103,8 @@ class ChatRequest(BaseModel):
     session_id: SessionId | None = Field(
         default=None,
         description="Omit to start a new conversation; a new id (up to 128 characters) starts "
-        "that one, private to an identified caller, else an anonymous session.",
+        "that one, private to an identified caller, else an anonymous session (which goes on "
+        "under the same id after it ended).",
     )
     message: Message
     agent: Name | None = AgentName

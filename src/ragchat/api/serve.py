@@ -6,6 +6,7 @@ processes on the port, see ``api/workers.py``."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from types import FrameType
 
 import uvicorn
 
+from ragchat.errors import PortInUse
 from ragchat.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,34 @@ def banner(host: str, port: int) -> str:
         """-d '{"message": "What are the side effects of ibuprofen?"}'\n"""
         f"API docs: {url}/docs · OpenAI-compatible base URL: {url}/v1"
     )
+
+
+def log_llm(settings: Settings) -> None:
+    """Which chat model answers, and which setting chose it (the environment has several
+    conventions: ragchat's own, the openai SDK's, the replaced systems')."""
+    log.info("LLM: %s", settings.llm_origin)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening address, taken before any start-up work (as uvicorn would: address
+    reuse on), so that a port in use is said at once rather than after the knowledge bases
+    are checked and the models loaded. ``PortInUse`` says how to choose another."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise PortInUse(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        other = port + 1 if port < 65535 else 8000
+        why = "is in use" if exc.errno == errno.EADDRINUSE else "needs privileges"
+        raise PortInUse(
+            f"port {port} on {host} {why} (another ragchat or another program?). Choose "
+            f"another: `ragchat serve --port {other}` or RAGCHAT_API__PORT={other}."
+        ) from None
+    return sock
 
 
 def serve(
@@ -53,16 +83,22 @@ def serve(
         updates["api"] = settings.api.model_copy(update=api_updates)
     if updates:
         settings = settings.model_copy(update=updates)
+    host, port = settings.api.host, settings.api.port
     if settings.api.workers > 1:
         from ragchat.api.workers import check_many_workers, run_workers
 
         check_many_workers(settings)  # before the lock: a refusal touches nothing
         with hold_data_dir(settings.data_dir):
+            bind(host, port).close()  # said now; the workers' supervisor binds it again
             configure_logging(settings)
-            run_workers(settings, banner(settings.api.host, settings.api.port))
+            log_llm(settings)
+            run_workers(settings, banner(host, port))
         return
-    with hold_data_dir(settings.data_dir):  # a second server fails here, touching nothing
+    # A second server on the data directory fails at the lock, one on a taken port at the
+    # bind: both before any start-up work, touching nothing.
+    with hold_data_dir(settings.data_dir), bind(host, port) as sock:
         configure_logging(settings)
+        log_llm(settings)
         app = create_app(settings)
         config = uvicorn.Config(
             app,
@@ -76,7 +112,7 @@ def serve(
         )
         server = _AnnouncingServer(config, banner(settings.api.host, settings.api.port))
         server.on_exit = lambda: cancel_ingestion(app)
-        server.run()
+        server.run(sockets=[sock])
 
 
 class _AnnouncingServer(uvicorn.Server):

@@ -94,7 +94,7 @@ class AppState:
                 settings, store, access, executor, build_ingester(settings, embedder)
             ),
             sessions=SessionService(store, memory, settings.memory),
-            query=QueryService(engine, lambda user, kb: kbs.find(user, kb) is not None),
+            query=QueryService(engine, kbs.storage_for, kbs.visible_storages),
             health=HealthService(settings, store, engine, embedder, registry),
             openai=OpenAIAdapter(engine, settings.history_turns, kbs),
             kbs=kbs,

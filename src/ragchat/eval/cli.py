@@ -189,6 +189,28 @@ def calibrate_gate(
         console.print("wrote " + ", ".join(str(p) for p in paths.values()))
 
 
+@eval_app.command("example")
+def example(
+    folder: Annotated[Path, typer.Argument(help="Where to write it (created if missing).")] = Path(
+        "ragchat-example"
+    ),
+) -> None:
+    """Write a small evaluation set made from the bundled sample knowledge bases (BEIR corpus,
+    queries and qrels, a sections TSV, conversations), to try every command here."""
+    from ragchat.cli_common import exit_on_error
+    from ragchat.eval.example import write_example
+
+    with exit_on_error():
+        files = write_example(folder)
+    for kind, path in files.items():
+        console.print(f"{kind:>13}: {path}")
+    console.print(
+        f"next: ragchat ingest {files['corpus']} --kb example && ragchat eval retrieval "
+        f"--kb example --queries {files['queries']} --qrels {files['qrels']}",
+        soft_wrap=True,
+    )
+
+
 # Defined in ragchat.eval.cli_generation and registered after the retrieval commands, so that
 # ``ragchat eval --help`` lists them in this order.
 eval_app.command("answers")(answers)

@@ -20,7 +20,8 @@ def build_chat_model(settings: Settings) -> ChatModel | None:
         if missing:
             raise ConfigError(
                 f"llm.backend 'openai' needs llm.{' and llm.'.join(missing)} "
-                "(e.g. RAGCHAT_LLM__BASE_URL=http://localhost:11434/v1 RAGCHAT_LLM__MODEL=...)"
+                "(e.g. RAGCHAT_LLM__BASE_URL=http://localhost:11434/v1 RAGCHAT_LLM__MODEL=..., "
+                "or OPENAI_BASE_URL and MODEL_NAME)"
             )
         assert llm.base_url is not None and llm.model is not None
         return OpenAICompatChatModel(

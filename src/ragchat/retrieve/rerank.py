@@ -7,6 +7,7 @@ load; ragchat must then run without a reranker and say why, never crash or wait 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -43,14 +44,12 @@ class CrossEncoderReranker:
                 local_files_only=local_dir or not allow_downloads,
             )
         except Exception as exc:
-            where = (
-                "local directory"
-                if local_dir
-                else ("hub" if allow_downloads else "local cache (downloads disabled)")
-            )
+            if not local_dir and not allow_downloads:  # not in the cache: the usual offline case
+                raise ModelLoadError(not_installed(model_name_or_path)) from exc
+            where = "local directory" if local_dir else "hub"
             raise ModelLoadError(
                 f"cannot load cross-encoder {model_name_or_path!r} from the {where}: "
-                f"{type(exc).__name__}: {first_line(exc)}"
+                f"{type(exc).__name__}: {first_line(exc)}. {INSTALL_HINT}"
             ) from exc
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -100,17 +99,34 @@ def reranker_status(settings: Settings) -> str:
 
     if isinstance(try_to_load_from_cache(name, "config.json"), str):
         return f"{name}"
+    return f"off: {not_installed(name)}"
+
+
+INSTALL_HINT = (
+    "To rerank, copy a CrossEncoder model folder to this machine (saved with "
+    "CrossEncoder(name).save(folder) where there is a network) and set "
+    "RAGCHAT_RERANKER__MODEL=/path/to/folder, or let it download once with "
+    "RAGCHAT_ALLOW_DOWNLOADS=true; RAGCHAT_RERANKER__MODEL= (empty) turns reranking off "
+    "without this note"
+)
+
+
+def not_installed(name: str) -> str:
     return (
-        f"off: the cross-encoder {name!r} is not installed locally and downloads are "
-        "disabled, so results are not reranked (install it, or set RAGCHAT_RERANKER__MODEL to a "
-        "local folder)"
+        f"the cross-encoder {name!r} is not on this machine and downloads are off, so "
+        f"results are not reranked. {INSTALL_HINT}."
     )
 
 
+_URL = re.compile(r"\s*\(?['\"]?https?://\S+")
+
+
 def first_line(exc: BaseException) -> str:
-    """Library errors carry multi-line hints about hubs; the first line says what failed."""
+    """Library errors carry multi-line hints about hubs; the first line says what failed,
+    without the addresses it tried (a user offline cannot use them)."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return _URL.sub("", line).strip() or type(exc).__name__
 
 
 def _without(reason: str) -> tuple[None, str]:

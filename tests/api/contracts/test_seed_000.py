@@ -5,10 +5,19 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from ragchat.api.app import create_app
+from ragchat.errors import ConfigError
+from ragchat.index.base import Embedder
+from ragchat.settings import CompatSettings, Settings
 
 from .conftest import signed_in
+from .test_seed_003 import sse_events
 
 
 def new_session() -> str:
@@ -63,9 +72,50 @@ def test_request_validation(cookieless: httpx.Client) -> None:
         cookieless.post("/chat", json={"session_id": new_session(), "message": ""}).status_code
         == 422
     )
-    too_long = "x" * 37  # longer than a stored id can be
+    too_long = "x" * 129
     r = cookieless.post("/chat", json={"session_id": too_long, "message": "hello"})
-    assert r.status_code == 400 and "session_id" in r.json()["detail"]
+    assert r.status_code == 422 and "session_id" in r.text
+    blank = cookieless.post("/chat", json={"session_id": "   ", "message": "hello"})
+    assert blank.status_code == 400 and "session_id" in blank.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        f"web-{uuid.uuid4()}",  # 40 characters
+        f"user_{uuid.uuid4()}_{uuid.uuid4()}",
+        "s" * 120 + uuid.uuid4().hex[:8],  # 128 characters, the bound
+    ],
+)
+def test_long_client_chosen_session_ids_work(cookieless: httpx.Client, session: str) -> None:
+    r = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What are the side effects of ibuprofen?"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["session_id"] == session and r.json()["agent"] == "medical"
+    follow = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What is the maximum dose?"}
+    )
+    assert follow.status_code == 200, follow.text
+    assert follow.json()["session_id"] == session
+    assert follow.json()["metadata"]["routing"]["router"] == "sticky"
+    ended = cookieless.post("/end-session", json={"session_id": session})
+    assert ended.status_code == 202 and ended.json()["session_id"] == session
+
+
+def test_a_long_session_id_of_a_signed_in_user_stays_theirs(cookieless: httpx.Client) -> None:
+    alice = signed_in(cookieless, "alice")
+    session = f"user_{uuid.uuid4()}"
+    first = cookieless.post(
+        "/chat", json={"session_id": session, "message": "What is ibuprofen?"}, headers=alice
+    )
+    assert first.status_code == 200, first.text
+    stranger = cookieless.post("/chat", json={"session_id": session, "message": "What is it?"})
+    assert stranger.status_code == 404
+    again = cookieless.post(
+        "/chat", json={"session_id": session, "message": "And the dose?"}, headers=alice
+    )
+    assert again.status_code == 200 and again.json()["session_id"] == session
 
 
 def test_a_signed_in_users_session_id_never_opens_for_anyone_else(
@@ -108,3 +158,57 @@ def test_a_browser_users_conversation_does_not_open_by_id_alone(
     r = cookieless.post("/chat", json={"session_id": session, "message": "What did they ask?"})
     assert r.status_code == 404
     assert len(browser.get(f"/conversations/{session}/messages").json()) == 2
+
+
+def test_a_deployment_answers_with_the_seeds_agent_names(deployed: httpx.Client) -> None:
+    """``RAGCHAT_COMPAT__AGENT_ALIASES='{"support": "emotional_support", "medical":
+    "rag_agent"}'``: replies name the agent as seed 000's client reads it; requests may use
+    either name."""
+    session = new_session()
+    r = deployed.post(
+        "/chat",
+        json={
+            "session_id": session,
+            "message": "What are the side effects of ibuprofen?",
+            "agent": "rag_agent",
+        },
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["agent"] == "rag_agent" and r.json()["metadata"]["sources"]
+    sad = deployed.post(
+        "/chat",
+        json={
+            "session_id": new_session(),
+            "message": "I feel so lonely and sad lately",
+            "agent": "support",
+        },
+    )
+    assert sad.status_code == 200 and sad.json()["agent"] == "emotional_support"
+    with deployed.stream(
+        "POST",
+        "/chat/stream",
+        json={"session_id": session, "message": "And the maximum dose?", "agent": "rag_agent"},
+    ) as stream:
+        events = sse_events(stream.read().decode())
+    assert [d["agent"] for n, d in events if n in ("metadata", "final")] == ["rag_agent"] * 2
+    unknown = deployed.post(
+        "/chat", json={"session_id": new_session(), "message": "hi", "agent": "nobody"}
+    )
+    assert unknown.status_code == 400 and "rag_agent" in unknown.json()["detail"]
+
+
+def test_settings_naming_unknown_agents_stop_the_start(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    for compat in (
+        CompatSettings(default_agent="ari"),
+        CompatSettings(agent_aliases={"nurse": "rag_agent"}),
+        CompatSettings(agent_aliases={"support": "medical"}),
+        CompatSettings(no_answer_messages={"librarian": "Not here."}),
+    ):
+        custom = settings.model_copy(update={"data_dir": tmp_path, "compat": compat})
+        with (
+            pytest.raises(ConfigError),
+            TestClient(create_app(custom, embedder=embedder, bootstrap=False)),
+        ):
+            pass

@@ -10,6 +10,8 @@ import json
 import httpx
 import pytest
 
+from ragchat.resources import sample_sources
+
 
 def sse_events(text: str) -> list[tuple[str, dict]]:
     events = []
@@ -84,3 +86,23 @@ def test_stream_without_a_conversation_starts_one(browser: httpx.Client) -> None
         events = sse_events(r.read().decode())
     session = events[0][1]["session_id"]
     assert browser.get(f"/conversations/{session}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("question", "kb"),
+    [
+        ("What is a migraine aura?", "medical"),
+        ("How much sleep does a two-year-old need?", "parenting"),
+        ("Why are alveoli well suited to gas exchange?", "textbook"),
+    ],
+)
+def test_a_question_without_kb_reaches_the_knowledge_base_that_covers_it(
+    cookieless: httpx.Client, question: str, kb: str
+) -> None:
+    r = cookieless.post("/query", json={"question": question})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["answer"] and body["kb"] == kb and body["no_answer"] is False
+    assert max(body["metadata"]["kb_coverage"].items(), key=lambda i: i[1])[0] == kb
+    files = {f.name for f in sample_sources()[kb].iterdir()}
+    assert body["sources"] and {s["source"] for s in body["sources"]} <= files

@@ -75,3 +75,35 @@ def test_400s_say_what_is_wrong(cookieless: httpx.Client) -> None:
     no_context = ask(cookieless, question="What is this about?", use_context_only=True)
     assert no_context.status_code == 400 and "context" in no_context.json()["detail"]
     assert ask(cookieless, question="What is a cell?", top_k=0).status_code == 422
+
+
+def test_a_question_the_book_does_not_cover_is_refused_in_its_words(
+    cookieless: httpx.Client, deployed: httpx.Client
+) -> None:
+    r = ask(cookieless, question="Who won the 1998 football world cup final?")
+    assert r.status_code == 200, r.text
+    assert r.json()["answer"].startswith("This is not covered in the book")
+    assert r.json()["sources"] == []
+    # A deployment sets its own (``RAGCHAT_COMPAT__NO_ANSWER_MESSAGES``).
+    own = ask(deployed, question="Who won the 1998 football world cup final?")
+    assert own.json()["answer"].startswith("Not in this book, sorry.")
+    # The textbook server answers from the book only, even where another knowledge base of
+    # ragchat's would (``POST /query`` looks for it).
+    other = ask(cookieless, question="What is a migraine aura?")
+    assert other.json()["answer"].startswith("This is not covered in the book")
+
+
+def test_root_describes_the_service_to_api_clients(cookieless: httpx.Client) -> None:
+    r = cookieless.get("/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    body = r.json()
+    assert set(body) == {"name", "version", "status", "docs", "health"}
+    assert body["status"] == "running" and body["docs"] == "/docs"
+    assert (
+        body["health"] == "/health"
+        and body["version"] == cookieless.get("/health").json()["version"]
+    )
+    assert r.headers["vary"] == "Accept"
+    # A browser still gets the chat page.
+    page = cookieless.get("/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert page.headers["content-type"].startswith("text/html")

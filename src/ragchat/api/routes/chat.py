@@ -1,6 +1,6 @@
 """Chat turns: ``POST /chat`` (JSON), ``POST /chat/stream`` (SSE) and ``POST /end-session``.
 ``session_id`` is a conversation id: omit it to start one, or name one (a client-chosen id
-starts that conversation on first use; see ``services.sessions.session_owner``). The JSON
+starts that conversation on first use; see ``services.sessions.open_session``). The JSON
 reply is also what the replaced systems' clients read: ``message`` and ``agent``, the reply
 as ``messages`` (bubbles) and ``metadata.sources``."""
 
@@ -51,7 +51,7 @@ SSE_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
-def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
+def chat_response(outcome: TurnOutcome, session_id: str, agent: str) -> ChatResponse:
     result = outcome.result
     sources = [
         {"name": c.get("title") or c.get("source"), "content": c.get("preview")}
@@ -61,7 +61,7 @@ def chat_response(outcome: TurnOutcome, session_id: str) -> ChatResponse:
         session_id=session_id,
         message_id=outcome.message.id,
         message=result.reply,
-        agent=result.agent,
+        agent=agent,
         citations=outcome.citations,
         no_answer=result.no_answer,
         bubbles=result.bubbles,
@@ -93,7 +93,7 @@ async def answer_json(
     )
     outcome = await state.chat.run(turn)
     background.add_task(state.chat.auto_title, turn, outcome.result.reply)
-    return chat_response(outcome, turn.conversation.id)
+    return chat_response(outcome, turn.session_id, state.chat.names.public(outcome.result.agent))
 
 
 async def answer_stream(
@@ -195,4 +195,4 @@ async def end_session(
     memory in the background (what the companion's memory tool searches)."""
     conv = await run_sync(state.sessions.end, me.user_id, body.session_id)
     background.add_task(run_sync, state.sessions.index_conversation, conv.user_id, conv.id)
-    return EndSessionResponse(session_id=conv.id, status=conv.status)
+    return EndSessionResponse(session_id=body.session_id, status=conv.status)

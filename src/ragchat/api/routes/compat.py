@@ -36,6 +36,7 @@ async def textbook_query(body: TextbookQuery, me: LimitedUser, state: State) -> 
         use_context_only=body.use_context_only,
         top_k=body.top_k,
         chapter=chapter,
+        find_kb=False,  # the textbook server answers from the book, or says it cannot
     )
     return TextbookAnswer(
         answer=answer.answer,

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from ragchat.api.deps import LimitedOpenAIUser, OpenAIUser, State
 from ragchat.api.schemas import ERRORS, OpenAIChatRequest
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.openai import models_payload
+from ragchat.api.services.openai import models_payload, refuse_unsupported
 from ragchat.api.sse import EventStreamResponse, sse_event
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"], responses=ERRORS)
@@ -38,6 +38,7 @@ async def list_models(me: OpenAIUser, state: State) -> dict[str, Any]:
 async def chat_completions(
     body: OpenAIChatRequest, me: LimitedOpenAIUser, state: State
 ) -> Response:
+    refuse_unsupported(body.model_extra or {})
     messages = [(m.role, m.content) for m in body.messages]
     if not body.stream:
         return JSONResponse(await state.openai.complete(me.user_id, body.model, messages))

@@ -30,7 +30,7 @@ async def query(body: QueryRequest, me: LimitedUser, state: State) -> QueryRespo
         sources=[SourceOut(**s) for s in answer.sources],
         query_time_ms=answer.query_time_ms,
         mode=answer.mode,
-        agent=answer.agent,
+        agent=state.chat.names.public(answer.agent),
         kb=answer.kb,
         no_answer=answer.no_answer,
         metadata=answer.metadata,

@@ -32,9 +32,10 @@ from ragchat.store.rows import ConversationChanges, ConversationRow, MessageRow
 from ragchat.types import Citation
 
 from ._sync import run_sync
+from .agent_names import AgentNames
 from .engine_loop import Engine
 from .knowledge_bases import NOT_VISIBLE, KnowledgeBaseCatalogue, KnowledgeBaseView
-from .sessions import session_owner
+from .sessions import open_session
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class PreparedTurn:
     user_message: MessageRow
     reply_message: MessageRow  # "streaming" until the turn settles
     first_exchange: bool
+    session_id: str  # what the client named it: the conversation's id, or a session's id
 
 
 @dataclass
@@ -81,6 +83,7 @@ class ChatService:
         self.store = store
         self.engine = engine
         self.kbs = kbs
+        self.names = AgentNames.of(settings.compat, engine.agents)
         # Replies this process is answering: their leases are renewed (``leases.py``) so that
         # other servers on the database know a "streaming" row here is alive.
         self._in_flight: set[str] = set()
@@ -95,15 +98,17 @@ class ChatService:
             self._in_flight.discard(turn.reply_message.id)
 
     # -- preparing a turn ----------------------------------------------------------------------
-    def check(self, message: str, agent: str | None) -> str:
-        """Validation before anything is stored: the message text, the agent name."""
+    def check(self, message: str, agent: str | None) -> tuple[str, str | None]:
+        """Validation before anything is stored: the message text, the agent name (the
+        clients' name for it, or none: the default agent or the supervisor's routing)."""
         text = message.strip()
         if not text:
             raise ApiError(400, "invalid_message", "The message is empty.")
-        if agent is not None and agent not in self.engine.agents:
-            known = ", ".join(sorted(self.engine.agents))
+        forced = self.names.resolve(agent)
+        if forced is not None and forced not in self.engine.agents:
+            known = ", ".join(sorted(self.names.public(a) for a in self.engine.agents))
             raise ApiError(400, "unknown_agent", f"Unknown agent {agent!r}; configured: {known}.")
-        return text
+        return text, forced
 
     def bound(self, user_id: str, names: list[str] | None) -> list[KnowledgeBaseView] | None:
         """The knowledge bases ``names`` (``kb`` of a request) as the caller may see them, in
@@ -147,15 +152,21 @@ class ChatService:
         anonymous: bool,
         kb: list[str] | None = None,
     ) -> PreparedTurn:
-        text = self.check(message, agent)
+        text, agent = self.check(message, agent)
         given = self.bound(user_id, kb)  # before anything is stored
         history = []
+        session_id: str | None = None
         if conversation_id is None:  # one commit; a new conversation has no history to read
             conv, user_message, reply_message = self.store.start_conversation(user_id, text)
             conv, views = self._binding(user_id, conv, given)
         else:
-            if by_session_id:  # the turn runs as the conversation's owner
-                user_id = session_owner(self.store, user_id, conversation_id, anonymous=anonymous)
+            if by_session_id:  # the turn runs as the session's owner, in its conversation
+                ref = open_session(self.store, user_id, conversation_id, anonymous=anonymous)
+                user_id, session_id, conversation_id = (
+                    ref.owner,
+                    conversation_id,
+                    ref.conversation_id,
+                )
             conv = self.store.get_conversation(user_id, conversation_id)
             conv, views = self._binding(user_id, conv, given)  # may refuse: nothing stored yet
             history = self.store.recent_history(conv.id, self.settings.history_turns)
@@ -183,6 +194,7 @@ class ChatService:
             user_message=user_message,
             reply_message=reply_message,
             first_exchange=not history and conv.title is None,
+            session_id=session_id or conv.id,
         )
 
     async def prepare(
@@ -196,7 +208,7 @@ class ChatService:
         anonymous: bool = False,
         kb: list[str] | None = None,
     ) -> PreparedTurn:
-        """``by_session_id``: the rules of ``sessions.session_owner`` (an unknown id starts
+        """``by_session_id``: the rules of ``sessions.open_session`` (an unknown id starts
         that conversation, ``anonymous`` for a caller without identity; an anonymous session
         opens by its id); otherwise the caller's own conversation or 404. ``kb``: bind the
         conversation to these knowledge bases (None keeps its binding)."""
@@ -296,9 +308,9 @@ class ChatService:
                     yield (
                         "metadata",
                         {
-                            "agent": event.agent,
+                            "agent": self.names.public(event.agent),
                             "routing": event.routing.to_json(),
-                            "session_id": turn.conversation.id,
+                            "session_id": turn.session_id,
                             "user_message_id": turn.user_message.id,
                         },
                     )
@@ -322,7 +334,7 @@ class ChatService:
                     outcome = await run_sync(self._store_reply, turn, result, timings)
                     settled = True
                     log.info("turn streamed", extra={"agent": result.agent, **timings})
-                    yield "final", final_payload(turn, outcome, timings)
+                    yield "final", final_payload(turn, outcome, timings, self.names)
         except Exception as exc:
             err = as_api_error(exc)
             if err.type == "internal_error":
@@ -365,13 +377,16 @@ class ChatService:
 
 
 def final_payload(
-    turn: PreparedTurn, outcome: TurnOutcome, timings: Mapping[str, Any] | None = None
+    turn: PreparedTurn,
+    outcome: TurnOutcome,
+    timings: Mapping[str, Any] | None = None,
+    names: AgentNames | None = None,
 ) -> dict[str, Any]:
     result = outcome.result
     return {
-        "session_id": turn.conversation.id,
+        "session_id": turn.session_id,
         "message_id": outcome.message.id,
-        "agent": result.agent,
+        "agent": names.public(result.agent) if names else result.agent,
         "reply": result.reply,
         "citations": outcome.citations,
         "no_answer": result.no_answer,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import AsyncGenerator, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -60,6 +60,10 @@ class Engine(Protocol):
     ) -> AsyncGenerator[TurnEvent, None]: ...
 
     async def title(self, first_user: str, first_reply: str = "") -> str: ...
+
+    async def coverage(
+        self, question: str, probes: Sequence[tuple[str, str]], user_id: str
+    ) -> list[float]: ...
 
     async def aclose(self) -> None: ...
 
@@ -111,6 +115,11 @@ class ThreadedEngine:
 
     async def title(self, first_user: str, first_reply: str = "") -> str:
         return await self.call(self.engine.title(first_user, first_reply))
+
+    async def coverage(
+        self, question: str, probes: Sequence[tuple[str, str]], user_id: str
+    ) -> list[float]:
+        return await self.call(self.engine.coverage(question, probes, user_id))
 
     async def stream_turn(
         self,

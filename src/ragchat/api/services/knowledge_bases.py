@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ragchat.api.errors import ApiError
-from ragchat.errors import Conflict, KnowledgeBaseNotFound
+from ragchat.errors import Conflict, InvalidKnowledgeBaseName, KnowledgeBaseNotFound
 from ragchat.index.kb import validate_name
 from ragchat.store.base import Store
 from ragchat.store.rows import KnowledgeBaseRow
@@ -119,6 +119,18 @@ class KnowledgeBaseCatalogue:
         if found is None:
             raise not_visible(name)
         return found
+
+    def storage_for(self, user_id: str, name: str) -> str | None:
+        """Where the knowledge base ``user_id`` calls ``name`` is stored; None when they may
+        not see one by that name."""
+        try:
+            found = self.find(user_id, name)
+        except InvalidKnowledgeBaseName:
+            return None
+        return None if found is None else found.storage
+
+    def visible_storages(self, user_id: str) -> list[str]:
+        return [v.storage for v in self.visible(user_id)]
 
     def resolve_all(self, user_id: str, names: Sequence[str]) -> list[KnowledgeBaseView]:
         seen: dict[str, KnowledgeBaseView] = {}

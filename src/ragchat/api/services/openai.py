@@ -4,15 +4,18 @@ Open WebUI, LibreChat) can use ragchat as a model.
 Stateless by design: the request's earlier messages are the history, its last user message is
 the turn, nothing is stored. Model "ragchat" is the supervisor (routing); every configured
 agent is also a model, and so is every knowledge base the caller may see, as ``kb/<name>``
-(answered by its knowledge-base agent, citing only its documents). Citations travel in an
-extra ``citations`` field on the message (or on the last chunk when streaming), which clients
-that do not know it ignore."""
+(answered by its knowledge-base agent, citing only its documents). The sources follow the
+answer in ``content`` as a short numbered list (``sources_block``: most clients render only
+``content``, where "[1]" would otherwise point at nothing) and travel in an extra
+``citations`` field on the message (or on the last chunk when streaming). A request asking for
+what ragchat cannot do (its own tools, a JSON response) is a 400 naming the field
+(``refuse_unsupported``), never silently answered otherwise."""
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -30,6 +33,49 @@ from .knowledge_bases import KnowledgeBaseCatalogue
 
 SUPERVISOR_MODEL = "ragchat"
 OWNED_BY = "ragchat"
+SOURCES_HEADER = "\n\nSources:\n"
+
+
+def sources_block(citations: Sequence[dict[str, Any]]) -> str:
+    """The reply's sources as chat clients show them under an answer; "" without any.
+    ``[1] Ibuprofen — ibuprofen.md, Side effects``."""
+    lines = []
+    for c in citations:
+        title = str(c.get("title") or "")
+        location = str(c.get("location") or "").removeprefix(f"{title} > ") if title else ""
+        where = ", ".join(str(p) for p in (c.get("source"), location or c.get("location")) if p)
+        label = f"{title} — {where}" if title and title != c.get("source") else where or title
+        lines.append(f"[{c.get('index')}] {label}")
+    return SOURCES_HEADER + "\n".join(lines) if lines else ""
+
+
+def without_sources(text: str) -> str:
+    """An earlier reply sent back as history, without the sources list ``complete`` added."""
+    head, found, tail = text.rpartition(SOURCES_HEADER)
+    return head if found and tail.startswith("[") else text
+
+
+# Fields ragchat cannot honour, with the values it can (what it does anyway).
+_HONOURED: dict[str, Callable[[Any], bool]] = {
+    "tools": lambda v: not v,  # its agents bring their own tools; none of the client's
+    "functions": lambda v: not v,
+    "tool_choice": lambda v: v in (None, "none", "auto"),
+    "function_call": lambda v: v in (None, "none", "auto"),
+    "response_format": lambda v: v is None or (isinstance(v, dict) and v.get("type") == "text"),
+}
+
+
+def refuse_unsupported(extra: dict[str, Any]) -> None:
+    """400 naming the first field of the request ragchat would otherwise ignore although the
+    client counts on it (its tools called, JSON back)."""
+    for name, honoured in _HONOURED.items():
+        if name in extra and not honoured(extra[name]):
+            raise ApiError(
+                400,
+                "unsupported_parameter",
+                f"'{name}' is not supported: ragchat's agents answer in text from their own "
+                "documents and tools; send the request without it.",
+            )
 
 
 KB_MODEL_PREFIX = "kb/"
@@ -74,7 +120,10 @@ def split_turn(messages: Sequence[tuple[str, Any]], keep: int) -> tuple[list[His
     if not turn:
         raise ApiError(400, "invalid_request", "The last user message is empty.")
     history = [
-        HistoryMessage("user" if role == "user" else "assistant", text_of(content))
+        HistoryMessage(
+            "user" if role == "user" else "assistant",
+            text_of(content) if role == "user" else without_sources(text_of(content)),
+        )
         for role, content in messages[:-1]
         if role in ("user", "assistant") and text_of(content).strip()
     ]
@@ -142,7 +191,7 @@ class OpenAIAdapter:
                     "index": 0,
                     "message": {
                         "role": "assistant",
-                        "content": result.reply,
+                        "content": result.reply + sources_block(citations),
                         "citations": citations,
                     },
                     "finish_reason": "stop",
@@ -194,6 +243,8 @@ class OpenAIAdapter:
                     yield chunk({"content": event.text})
                 elif isinstance(event, CitationsEvent):
                     citations = [public_citation(c) for c in event.citations]
+            if block := sources_block(citations):
+                yield chunk({"content": block})
             yield chunk({}, "stop", citations=citations, agent=agent)
         except Exception as exc:
             err = as_api_error(exc)
