@@ -147,3 +147,26 @@ def test_unsupported_files_are_named_with_the_reason(tmp_path: Path) -> None:
     assert isinstance(bad, UnsupportedFileError) and bad.source.endswith("notes.odt")
     assert "'.odt'" in str(bad) and ".docx" in str(bad) and "Word" in str(bad)
     assert [p.name for p in iter_files([tmp_path])] == ["ok.md"]
+
+
+def test_word_merged_and_nested_cells_stay_under_their_columns(tmp_path: Path) -> None:
+    import docx
+
+    doc = docx.Document()
+    table = doc.add_table(rows=3, cols=3)
+    for i, name in enumerate(("Ward", "Floor", "Phone")):
+        table.cell(0, i).text = name
+    table.cell(1, 0).merge(table.cell(1, 1)).text = "Maternity, floor 4"
+    table.cell(1, 2).text = "0140"
+    inner = table.cell(2, 0).add_table(rows=1, cols=2)
+    inner.cell(0, 0).text = "Cardiology"
+    inner.cell(0, 1).text = "annex"
+    table.cell(2, 2).text = "0122"
+    path = tmp_path / "wards.docx"
+    doc.save(str(path))
+    [loaded] = load_file(path)
+    [section] = loaded.sections
+    assert section.text.split("\n") == [
+        "Ward: Maternity, floor 4; Phone: 0140.",
+        "Ward: Cardiology annex; Phone: 0122.",
+    ]

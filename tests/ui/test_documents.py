@@ -98,3 +98,28 @@ def test_unsupported_file_is_refused_with_a_message(ui: UI, tmp_path: Path) -> N
     job = ui.page.locator(".job").first
     ui.page.wait_for_function("() => document.querySelector('.job')?.dataset.state === 'failed'")
     assert "Unsupported file type" in job.inner_text()
+
+
+def test_office_files_upload_through_the_picker_and_are_cited_by_slide_and_row(
+    ui: UI, tmp_path: Path
+) -> None:
+    from ragchat.ingest import samples
+
+    accept = ui.page.locator("#kb-files")
+    open_kb(ui, "medical")
+    assert {".docx", ".pptx", ".xlsx", ".epub", ".png"} <= set(
+        (accept.get_attribute("accept") or "").split(",")
+    )
+    for name in ("formulary.xlsx", "review.pptx"):
+        sample = next(s for s in samples.SAMPLES if s.name == name)
+        sample.write(tmp_path / name)
+        upload(ui, tmp_path / name)
+        ui.page.locator(".doc", has_text=name).wait_for()
+    ui.page.click("#panel-close")
+
+    reply = ui.ask("What is the maximum daily dose of ibuprofen?", agent="medical")
+    assert "1200 mg" in reply.locator(".msg-body").inner_text()
+    chip = reply.locator(".chip", has_text="formulary")
+    chip.first.click()
+    assert "Formulary, rows" in ui.page.locator("#panel").inner_text()
+    ui.shot("cited-row")

@@ -208,6 +208,9 @@ class SourceOut(BaseModel):
     section: str
     location: str
     page: int | None
+    slide: int | None = None
+    sheet: str | None = None
+    rows: list[int] | None = None  # first and last spreadsheet row of the passage
     preview: str
     score: float | None
 

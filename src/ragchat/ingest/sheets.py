@@ -111,7 +111,8 @@ def _document(
     path: Path, data: bytes, sections: list[Section], warnings: list[str], meta: dict[str, Any]
 ) -> LoadedDocument:
     if not sections:
-        reason = "no values in any sheet" + (f" ({'; '.join(warnings)})" if warnings else "")
+        where = "in any sheet" if meta.get("sheets") else "in the file"
+        reason = f"no values {where}" + (f" ({'; '.join(warnings)})" if warnings else "")
         raise IngestError(str(path), reason)
     title = str(meta.get("title") or path.stem)
     return LoadedDocument(

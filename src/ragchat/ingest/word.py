@@ -45,17 +45,28 @@ def _style_names(document: Any) -> dict[str, str]:
     return names
 
 
+def _cell(cell: Any, depth: int = 0) -> str:
+    """A cell's text, with the text of tables nested in it (``cell.text`` has only its
+    paragraphs)."""
+    parts = [cell.text]
+    if depth < 5:
+        parts += [_cell(c, depth + 1) for t in cell.tables for row in t.rows for c in row.cells]
+    return cell_text(" ".join(p for p in parts if p.strip()))
+
+
 def _rows(table: Table) -> list[list[str]]:
-    """Cell texts per row; a merged cell is reported once, not once per grid column it spans."""
+    """Cell texts per row; a merged cell's text is given once, in its first column, so the
+    cells after it stay under their own column names."""
     rows = []
     for row in table.rows:
         cells: list[str] = []
         seen: set[int] = set()
         for cell in row.cells:
             if id(cell._tc) in seen:
+                cells.append("")
                 continue
             seen.add(id(cell._tc))
-            cells.append(cell_text(cell.text))
+            cells.append(_cell(cell))
         rows.append(cells)
     return rows
 

@@ -84,6 +84,9 @@ def source_of(citation: Citation) -> dict[str, Any]:
         "section": section,
         "location": citation.location,
         "page": citation.page,
+        "slide": citation.slide,
+        "sheet": citation.sheet,
+        "rows": None if citation.rows is None else list(citation.rows),
         "preview": citation.preview,
         "score": citation.score,
     }
