@@ -360,25 +360,30 @@ def test_uploads_racing_with_queries_never_reach_another_users_answers(real_app:
 
     alice, bob = signed_in(TestClient(real_app)), signed_in(TestClient(real_app))
     kb = "race-notes"
+    _shared_kb(real_app, kb)  # where both may upload, each privately
     _upload(alice, kb, "quokka-care.md")  # so that Alice's questions have something to find
     stop = threading.Event()
     errors: list[str] = []
 
     def bob_uploads() -> None:
-        for i in range(6):
-            note = (
-                f"# Quokka diet {i}\n\nWhat do quokkas eat? Quokkas eat leaves and {CANARY} "
-                f"pellets number {i}; quokkas eat grasses.\n"
-            ).encode()
-            r = bob.post(f"/kb/{kb}/documents", files={"files": (f"diet-{i}.md", note)})
-            job = wait_for(bob, r.json()["job_id"])
-            if job["status"] != "done":
-                errors.append(str(job))
-            if i % 2:
-                for d in bob.get(f"/kb/{kb}/documents").json():
-                    if d["file"] == f"diet-{i}.md":
-                        bob.delete(f"/kb/{kb}/documents/{d['doc_id']}")
-        stop.set()
+        try:
+            for i in range(6):
+                note = (
+                    f"# Quokka diet {i}\n\nWhat do quokkas eat? Quokkas eat leaves and "
+                    f"{CANARY} pellets number {i}; quokkas eat grasses.\n"
+                ).encode()
+                r = bob.post(f"/kb/{kb}/documents", files={"files": (f"diet-{i}.md", note)})
+                job = wait_for(bob, r.json()["job_id"])
+                if job["status"] != "done":
+                    errors.append(str(job))
+                if i % 2:
+                    for d in bob.get(f"/kb/{kb}/documents").json():
+                        if d["file"] == f"diet-{i}.md":
+                            bob.delete(f"/kb/{kb}/documents/{d['doc_id']}")
+        except Exception as exc:  # the reader loop below must end either way
+            errors.append(repr(exc))
+        finally:
+            stop.set()
 
     uploader = threading.Thread(target=bob_uploads)
     uploader.start()
