@@ -14,12 +14,10 @@ from fastapi.testclient import TestClient
 from ragchat.api import create_app
 from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
 from ragchat.index.fake import HashingEmbedder
-from ragchat.index.ingestion import ingest_paths
-from ragchat.ingest.chunking import Chunker
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store import build_store
 
-from .browsers import signed_in
+from .browsers import own_documents, shared_kb, signed_in
 from .conftest import AppFactory
 from .fakes import FakeEngine
 
@@ -195,21 +193,6 @@ def _grounded_in_quokkas(answer: dict[str, Any]) -> bool:
     return not answer["no_answer"] and any("quokka" in s["source"] for s in answer["sources"])
 
 
-def _shared_kb(app: Any, name: str) -> None:
-    """A knowledge base everyone shares (as ``ragchat ingest`` makes one), holding one shared
-    document: the place where several people's private uploads sit side by side."""
-    state = app.state.ragchat
-    seed = Path(state.settings.data_dir) / f"{name}-rules.md"
-    seed.write_text("# House rules\n\nBe kind to each other and tidy up after every meeting.\n")
-    with state.registry.writing(name, create=True) as kb:
-        ingest_paths(kb, [seed], Chunker(state.settings.chunking))
-
-
-def _own(client: TestClient, kb: str) -> list[dict[str, Any]]:
-    """The caller's uploads in ``kb`` (the shared seed left out)."""
-    return [d for d in client.get(f"/kb/{kb}/documents").json() if not d["shared"]]
-
-
 def _upload(client: TestClient, kb: str, name: str) -> str:
     accepted = client.post(f"/kb/{kb}/documents", files={"files": (name, NOTE)}).json()
     job = wait_for(client, accepted["job_id"])
@@ -224,20 +207,20 @@ def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     one document is both of theirs, and either deleting keeps it for the other."""
     alice, bob = signed_in(TestClient(real_app)), signed_in(TestClient(real_app))
     kb = "private-notes"
-    _shared_kb(real_app, kb)
+    shared_kb(real_app, kb)
     doc_id = _upload(alice, kb, "quokka-care.md")
     assert _grounded_in_quokkas(_quokka_answer(alice, kb))
     leaked = _quokka_answer(bob, kb)
     assert not _grounded_in_quokkas(leaked) and "Guichenotia" not in leaked["answer"]
-    assert _own(bob, kb) == []
+    assert own_documents(bob, kb) == []
 
     assert _upload(bob, kb, "my-quokka-notes.md") == doc_id  # same bytes, same document
     assert _grounded_in_quokkas(_quokka_answer(bob, kb))
 
     assert alice.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
-    assert _own(alice, kb) == []
+    assert own_documents(alice, kb) == []
     assert not _grounded_in_quokkas(_quokka_answer(alice, kb))
-    assert [d["doc_id"] for d in _own(bob, kb)] == [doc_id]
+    assert [d["doc_id"] for d in own_documents(bob, kb)] == [doc_id]
     bob_answer = _quokka_answer(bob, kb)
     assert _grounded_in_quokkas(bob_answer)
     chunk_id = bob_answer["sources"][0]["chunk_id"]
@@ -245,7 +228,7 @@ def test_an_upload_grounds_only_its_owners_answers(real_app: Any) -> None:
     assert alice.get(f"/passages/{chunk_id}").status_code == 404
 
     assert bob.delete(f"/kb/{kb}/documents/{doc_id}").status_code == 204
-    assert _own(bob, kb) == []
+    assert own_documents(bob, kb) == []
     assert not _grounded_in_quokkas(_quokka_answer(bob, kb))
 
 
@@ -259,7 +242,7 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
         signed_in(TestClient(real_app)),
     )
     kb = "team-notes"
-    _shared_kb(real_app, kb)
+    shared_kb(real_app, kb)
     body = NOTE.replace(b"# Quokka care\n\n", b"")  # a text file: its title is its file name
 
     first = alice.post(f"/kb/{kb}/documents", files={"files": ("salaries.txt", body)}).json()
@@ -277,7 +260,7 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
     }
 
     def seen_by_bob() -> str:
-        listing = _own(bob, kb)
+        listing = own_documents(bob, kb)
         assert [(d["file"], d["title"]) for d in listing] == [("my-notes.txt", "my-notes")]
         answer = _quokka_answer(bob, kb)
         assert answer["sources"] and answer["sources"][0]["source"] == "my-notes.txt"
@@ -289,7 +272,7 @@ def test_sharing_identical_uploads_stays_invisible(real_app: Any) -> None:
         return str(listing) + str(answer) + str(passage) + str(kbs) + str(bob_job)
 
     assert "salaries" not in seen_by_bob()
-    assert [d["file"] for d in _own(alice, kb)] == ["salaries.txt"]
+    assert [d["file"] for d in own_documents(alice, kb)] == ["salaries.txt"]
     assert _quokka_answer(alice, kb)["sources"][0]["source"] == "salaries.txt"
     carols = {k["name"]: k for k in carol.get("/kb").json()}
     assert carols[kb]["documents"] == 1  # the shared seed only: nothing of theirs for Carol
@@ -360,7 +343,7 @@ def test_uploads_racing_with_queries_never_reach_another_users_answers(real_app:
 
     alice, bob = signed_in(TestClient(real_app)), signed_in(TestClient(real_app))
     kb = "race-notes"
-    _shared_kb(real_app, kb)  # where both may upload, each privately
+    shared_kb(real_app, kb)  # where both may upload, each privately
     _upload(alice, kb, "quokka-care.md")  # so that Alice's questions have something to find
     stop = threading.Event()
     errors: list[str] = []

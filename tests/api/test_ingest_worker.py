@@ -15,7 +15,7 @@ from ragchat.api import create_app
 from ragchat.index.fake import ProcessMarkingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
-from .browsers import signed_in
+from .browsers import own_documents, shared_kb, signed_in
 from .fakes import FakeEngine
 from .test_documents import NOTE, wait_for
 
@@ -44,7 +44,7 @@ def test_a_worker_crash_fails_its_job_and_the_next_upload_lands(tmp_path: Path) 
         assert "worker process was killed by signal 9" in failed["message"]
         assert str(tmp_path) not in failed["message"]
         assert client.get("/health").status_code == 200
-        assert client.get("/kb/notes/documents").status_code == 404  # nothing was created
+        assert client.get("/kb/notes/documents").json() == []  # nothing of it was saved
 
         (marks / "die").unlink()
         done = _upload(client, "quokka.md")
@@ -76,9 +76,10 @@ def test_a_small_upload_lands_while_another_users_big_one_embeds(tmp_path: Path)
     app = create_app(
         settings, engine=FakeEngine(), embedder=ProcessMarkingEmbedder(marks), bootstrap=False
     )
-    (marks / "hold").write_text("burrow")  # the big job's embedding waits for this file
     here = f"pid-{os.getpid()}"
     with TestClient(app) as alice:  # runs the lifespan; bob is another browser on it
+        shared_kb(app, "notes")  # where both may upload, each privately
+        (marks / "hold").write_text("burrow")  # the big job's embedding waits for this file
         bob = signed_in(TestClient(app, client=("192.0.2.2", 50000)))
         signed_in(alice)
         try:
@@ -91,9 +92,9 @@ def test_a_small_upload_lands_while_another_users_big_one_embeds(tmp_path: Path)
             small = _upload(bob, "quokka.md")
             assert small["status"] == "done" and small["result"]["chunks"] >= 1
             assert alice.get(f"/jobs/{big}").json()["status"] == "running"
-            assert [d["file"] for d in bob.get("/kb/notes/documents").json()] == ["quokka.md"]
+            assert [d["file"] for d in own_documents(bob, "notes")] == ["quokka.md"]
         finally:
             (marks / "hold").unlink()  # else the server's shutdown waits for the big job
         assert wait_for(alice, big)["status"] == "done"
-        assert [d["file"] for d in alice.get("/kb/notes/documents").json()] == ["wombats.md"]
-        assert [d["file"] for d in bob.get("/kb/notes/documents").json()] == ["quokka.md"]
+        assert [d["file"] for d in own_documents(alice, "notes")] == ["wombats.md"]
+        assert [d["file"] for d in own_documents(bob, "notes")] == ["quokka.md"]

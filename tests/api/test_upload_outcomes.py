@@ -186,5 +186,5 @@ def test_the_per_user_quota_counts_what_the_user_already_has(tmp_path: Path) -> 
         assert reasons == ["your upload quota is reached (8 chunks per user)"]
         assert first["result"]["chunks"] + job["result"]["chunks"] <= 8
         # Bob's quota is his own: Alice's chunks do not count against it.
-        other = bob.post("/kb/notes/documents", files={"files": ("b.txt", notes[2][1])})
+        other = bob.post("/kb/bob-notes/documents", files={"files": ("b.txt", notes[2][1])})
         assert wait_for(bob, other.json()["job_id"])["result"]["errors"] == []
