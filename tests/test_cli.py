@@ -330,3 +330,18 @@ def test_a_port_in_use_is_said_before_any_start_up_work(tmp_path: Path) -> None:
     assert not list((tmp_path / "data").glob("kb/*")) and not list(
         (tmp_path / "data").glob("*.sqlite3")
     )
+
+
+def test_chat_with_one_knowledge_base(data_dir: Path) -> None:
+    """``ragchat chat --kb NAME``: the knowledge-base agent the server binds a user's knowledge
+    base to, over that one, with a follow-up."""
+    result = runner.invoke(
+        app,
+        ["chat", "--kb", "medical", "--data-dir", str(data_dir)],
+        input="What are the side effects of ibuprofen?\nCan I take it with warfarin?\n",
+        terminal_width=200,
+    )
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert out.count("documents ›") == 2 and "[1]" in out
+    assert "Ibuprofen" in out and "bleeding" in out.lower()

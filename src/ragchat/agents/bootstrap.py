@@ -38,7 +38,7 @@ def resolve_config(kb_or_config: str | None, settings: Settings) -> AppConfig:
         return load_config(path)
     default = load_config(settings.config_file).kb_agents()
     agent = (
-        default[0].model_copy(update={"knowledge_base": kb_or_config})
+        default[0].model_copy(update={"knowledge_base": kb_or_config, "routable": True})
         if default
         else AgentConfig(
             kind="conversational_rag",
