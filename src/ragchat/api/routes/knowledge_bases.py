@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from ragchat.api.bounds import KbNamePath
 from ragchat.api.deps import CurrentUser, State
 from ragchat.api.schemas import (
     ERRORS,
@@ -88,7 +89,7 @@ async def create_kb(
 
 
 @router.get("/kb/{name}", response_model=KnowledgeBaseDetail, summary="One knowledge base")
-async def get_kb(name: str, me: CurrentUser, state: State) -> KnowledgeBaseDetail:
+async def get_kb(name: KbNamePath, me: CurrentUser, state: State) -> KnowledgeBaseDetail:
     view = await run_sync(state.kbs.resolve, me.user_id, name)
     return await run_sync(_detail, state, me.user_id, view)
 
@@ -99,7 +100,7 @@ async def get_kb(name: str, me: CurrentUser, state: State) -> KnowledgeBaseDetai
     summary="Rename, describe, share or unshare your knowledge base",
 )
 async def update_kb(
-    name: str, body: KnowledgeBaseUpdate, me: CurrentUser, state: State
+    name: KbNamePath, body: KnowledgeBaseUpdate, me: CurrentUser, state: State
 ) -> KnowledgeBaseDetail:
     """Only its owner may; conversations bound to it follow a rename. ``default_agent`` ""
     goes back to the router's choice."""
@@ -118,6 +119,6 @@ async def update_kb(
 
 
 @router.delete("/kb/{name}", status_code=204, summary="Delete your knowledge base and its files")
-async def delete_kb(name: str, me: CurrentUser, state: State) -> Response:
+async def delete_kb(name: KbNamePath, me: CurrentUser, state: State) -> Response:
     await run_sync(state.kbs.delete, me.user_id, name)
     return Response(status_code=204)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ragchat.api.errors import ApiError
-from ragchat.errors import Conflict, InvalidKnowledgeBaseName, KnowledgeBaseNotFound
+from ragchat.errors import Conflict, KnowledgeBaseNotFound
 from ragchat.index.kb import validate_name
 from ragchat.store.base import Store
 from ragchat.store.rows import KnowledgeBaseRow
@@ -122,11 +122,8 @@ class KnowledgeBaseCatalogue:
 
     def storage_for(self, user_id: str, name: str) -> str | None:
         """Where the knowledge base ``user_id`` calls ``name`` is stored; None when they may
-        not see one by that name."""
-        try:
-            found = self.find(user_id, name)
-        except InvalidKnowledgeBaseName:
-            return None
+        not see one by that name (``InvalidKnowledgeBaseName`` when no name could be it)."""
+        found = self.find(user_id, name)
         return None if found is None else found.storage
 
     def visible_storages(self, user_id: str) -> list[str]:
