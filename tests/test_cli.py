@@ -249,3 +249,26 @@ def test_kb_check_says_what_is_wrong_and_kb_repair_fixes_it(tmp_path: Path) -> N
     assert again.exit_code == 0 and "ok notes" in again.output
     fixed = KnowledgeBase.open(tmp_path / "kb", "notes", HashingEmbedder())
     assert [h[0] for h in fixed.bm25_search("quokkas", 3)] == ["n_c0"]
+
+
+def test_ingest_names_unsupported_files_and_fails_when_nothing_is_ingested(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_model(*_: object) -> None:
+        raise AssertionError("nothing to ingest: no model should load")
+
+    monkeypatch.setattr("ragchat.resources.ingest_embedder", no_model)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "notes.odt").write_bytes(b"x")
+    (folder / "slides.key").write_bytes(b"x")
+    result = runner.invoke(
+        app,
+        ["ingest", str(folder), "--kb", "junk", "--data-dir", str(tmp_path / "data")],
+        terminal_width=400,
+    )
+    assert result.exit_code == 4, result.output
+    out = " ".join(result.output.split())
+    assert "skipped" in out and "notes.odt" in out and "unsupported file type '.odt'" in out
+    assert "slides.key" in out and "nothing to ingest" in out and "Word (.docx)" in out
+    assert not (tmp_path / "data" / "kb" / "junk").exists()

@@ -45,7 +45,10 @@ app.command("health")(health)
 def ingest(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files or folders (PDF, Markdown, VTT, text, JSONL corpora)."),
+        typer.Argument(
+            help="Files or folders: PDF (scans by OCR), Word, PowerPoint, Excel, CSV, HTML, "
+            "EPUB, Markdown, WebVTT, text, JSONL corpora, PNG/JPEG/TIFF images (OCR)."
+        ),
     ],
     kb: KbName,
     prune: Annotated[
@@ -63,12 +66,20 @@ def ingest(
     from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
     from ragchat.index.kb import KnowledgeBase
     from ragchat.ingest.chunking import Chunker
+    from ragchat.ingest.registry import iter_files, supported_types, unsupported_files
 
     settings = load_settings(data_dir)
     with exit_on_error():
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
             raise errors.IngestError(", ".join(missing), "no such file or folder")
+        for skipped in unsupported_files(paths):
+            err.print(f"[yellow]skipped[/] {skipped}")
+        if not iter_files(paths):
+            raise errors.IngestError(
+                " ".join(map(str, paths)),
+                f"nothing to ingest: no file of a supported type; supported: {supported_types()}",
+            )
         embedded = settings.vector_store.backend == "embedded"
         unchanged = None if prune or not embedded else all_unchanged(settings.kb_root / kb, paths)
         if unchanged is not None:  # nothing to do: no model to load

@@ -9,7 +9,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-DocKind = Literal["pdf", "markdown", "vtt", "text", "jsonl"]
+DocKind = Literal[
+    "pdf",
+    "markdown",
+    "vtt",
+    "text",
+    "jsonl",
+    "docx",
+    "pptx",
+    "spreadsheet",
+    "html",
+    "epub",
+    "image",
+]
 
 NO_ANSWER = "NO_ANSWER"
 
@@ -85,6 +97,10 @@ class Section:
     locator: str
     metadata: dict[str, Any] = field(default_factory=dict)
     spans: tuple[TimedSpan, ...] = ()
+    # A table: one row per line (``ingest.tables``), which the chunker never splits, and the
+    # number a user knows each line's row by (a spreadsheet's row numbers; may be empty).
+    table: bool = False
+    row_numbers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,13 +143,23 @@ class Chunk:
         return replace(self, metadata=md)
 
     def location(self) -> str:
-        """Human-readable place in the source: page, section path or time range."""
+        """Human-readable place in the source: page, slide, sheet rows, section path or time."""
         md = self.metadata
         if "start_ts" in md:
             who = ", ".join(md.get("speakers", []))
             return f"{md['start_ts']}–{md.get('end_ts', '')}" + (f" ({who})" if who else "")
         if "page" in md:
             return f"page {md['page']}"
+        if "slide" in md:
+            title = md.get("slide_title") or ""
+            return f"slide {md['slide']}" + (f" — {title}" if title else "")
+        if "sheet" in md:
+            sheet, rows = str(md["sheet"]), md.get("rows")
+            if not rows:
+                return sheet
+            a, b = rows[0], rows[-1]
+            span = f"row {a}" if a == b else f"rows {a}–{b}"
+            return f"{sheet}, {span}" if sheet else span
         if md.get("heading_path"):
             return " > ".join(md["heading_path"])
         return ""
@@ -181,7 +207,9 @@ class Citation:
     chunk_id: str
     source: str
     title: str
-    location: str  # "page 3", "Ibuprofen > Side effects", "00:01:02.800–00:01:58.500 (Dr. X)"
+    # "page 3", "Ibuprofen > Side effects", "00:01:02.800–00:01:58.500 (Dr. X)",
+    # "slide 3 — Pricing", "Prices, rows 2–14"
+    location: str
     score: float
     preview: str
     page: int | None = None
@@ -190,6 +218,9 @@ class Citation:
     end_ts: str | None = None
     speakers: tuple[str, ...] = ()
     chapter: str | None = None
+    slide: int | None = None
+    sheet: str | None = None
+    rows: tuple[int, int] | None = None  # first and last spreadsheet row of the passage
     # The words an extractive answer quoted from this source (transcripts: the cues whose time
     # range start_ts/end_ts give); "" when the whole passage is the reference.
     quote: str = ""
@@ -198,6 +229,7 @@ class Citation:
         data = asdict(self)
         data["section_path"] = list(self.section_path)
         data["speakers"] = list(self.speakers)
+        data["rows"] = None if self.rows is None else list(self.rows)
         return data
 
 
@@ -217,6 +249,7 @@ def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Cita
     md = hit.chunk.metadata
     text = " ".join((hit.chunk.text or "").split())
     chapter = md.get("chapter")
+    rows = md.get("rows")
     return Citation(
         index=index,
         chunk_id=hit.chunk.chunk_id,
@@ -231,4 +264,7 @@ def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Cita
         end_ts=md.get("end_ts"),
         speakers=tuple(md.get("speakers") or ()),
         chapter=None if chapter is None else str(chapter),
+        slide=int(md["slide"]) if "slide" in md else None,
+        sheet=(str(md["sheet"]) or None) if "sheet" in md else None,
+        rows=(int(rows[0]), int(rows[-1])) if rows else None,
     )

@@ -11,7 +11,7 @@ def test_load_paths_continues_past_bad_files_and_reports_them(tmp_path: Path) ->
     (tmp_path / "b.pdf").write_bytes(b"%PDF-1.4 truncated")
     (tmp_path / "c.txt").write_text("gamma\n", encoding="utf-8")
     (tmp_path / "d.jsonl").write_text('{"_id": "1", "text": "x"}\n{oops\n', encoding="utf-8")
-    unsupported = tmp_path / "notes.docx"
+    unsupported = tmp_path / "notes.odt"
     unsupported.write_bytes(b"PK")
     missing = tmp_path / "missing.md"
     seen: list[IngestError] = []

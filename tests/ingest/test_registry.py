@@ -15,7 +15,11 @@ from ragchat.ingest.vtt import VttLoader
 
 
 def test_every_supported_suffix_has_a_protocol_loader() -> None:
-    assert sorted(LOADERS) == [".jsonl", ".markdown", ".md", ".pdf", ".txt", ".vtt"]
+    assert sorted(LOADERS) == [
+        *(".csv", ".docx", ".epub", ".htm", ".html", ".jpeg", ".jpg", ".jsonl", ".markdown"),
+        *(".md", ".pdf", ".png", ".pptx", ".tif", ".tiff", ".tsv", ".txt", ".vtt", ".xhtml"),
+        *(".xlsm", ".xlsx"),
+    ]
     assert all(isinstance(loader, Loader) for loader in LOADERS.values())
 
 
@@ -34,7 +38,7 @@ def test_loader_for_picks_by_suffix_case_insensitively(name: str, kind: type) ->
     assert isinstance(loader_for(Path(name)), kind)
 
 
-@pytest.mark.parametrize("name", ["a.docx", "Makefile"])
+@pytest.mark.parametrize("name", ["a.odt", "a.doc", "Makefile"])
 def test_unknown_suffix_raises(name: str) -> None:
     with pytest.raises(UnsupportedFileError) as info:
         loader_for(Path(name))
@@ -47,7 +51,7 @@ def test_iter_files_recurses_sorted_and_skips_hidden_and_unsupported(tmp_path: P
         "a.txt",
         "sub/z.vtt",
         "sub/deeper/c.pdf",
-        "sub/image.png",
+        "sub/image.bmp",
         ".hidden.md",
         ".git/config.txt",
         "sub/.cache/x.md",
@@ -66,7 +70,7 @@ def test_iter_files_recurses_sorted_and_skips_hidden_and_unsupported(tmp_path: P
 
 def test_iter_files_keeps_explicit_supported_files_only(tmp_path: Path) -> None:
     keep = tmp_path / "keep.md"
-    drop = tmp_path / "drop.csv"
+    drop = tmp_path / "drop.odt"
     for p in (keep, drop):
         p.write_text("x", encoding="utf-8")
     assert iter_files([drop, keep]) == [keep]

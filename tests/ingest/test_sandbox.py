@@ -88,7 +88,12 @@ def test_a_parser_that_dies_fails_its_file_only(tmp_path: Path) -> None:
     tiny = ParseWorker(ParseLimits(timeout_s=60, memory_mb=1))
     try:
         reason = _fails(tiny, _write(tmp_path, "a.txt", b"x" * 2_000_000))
-        assert reason == "the parser stopped (the file needs more memory than allowed?)"
+        # Whether the child dies or still catches its MemoryError depends on how much free
+        # heap it has left from its imports: either way the file fails with a clear reason.
+        assert reason in (
+            "the parser stopped (the file needs more memory than allowed?)",
+            "parsing it needs more memory than allowed",
+        )
     finally:
         tiny.close()
 

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from ragchat.ingest.registry import SUPPORTED_SUFFIXES
+
 MAX_MESSAGE_CHARS = 8000
 QUESTION = "The question (``query`` is accepted as its other name)."
 AgentName = Field(default=None, max_length=100, description="Force this agent (no routing).")
@@ -242,6 +244,8 @@ class KnowledgeBaseOut(BaseModel):
     documents: int | None = None
     chunks: int | None = None
     configured: bool = False
+    # The file suffixes an upload may have (every knowledge base reads the same formats).
+    file_types: list[str] = Field(default_factory=lambda: list(SUPPORTED_SUFFIXES))
 
 
 # -- OpenAI-compatible ------------------------------------------------------------------------

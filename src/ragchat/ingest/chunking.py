@@ -98,7 +98,8 @@ class Chunker:
         # retrieval unit the corpus was judged on, unless a record is very long.
         size = self.settings.record_size if doc.kind == "jsonl" else self.size
         for seg in self._segments(doc):
-            windows = self._windows(seg, size)
+            table = seg.sections[0].table and not seg.spans
+            windows = self._row_windows(seg, size) if table else self._windows(seg, size)
             for group in self._group(windows, max(size, self.settings.parent_size)):
                 pa, pb = group[0][0], group[-1][1]
                 first = seg.section_at(pa)
@@ -200,6 +201,28 @@ class Chunker:
             prev_end = end
         return windows
 
+    def _row_windows(self, seg: _Segment, size: int) -> list[tuple[int, int]]:
+        """A table's rows packed whole into windows of at most ``size``, without overlap.
+
+        Every row names its columns (``ingest.tables``), so a window needs nothing repeated
+        from another. A row longer than ``size`` is a window of its own, and only a row longer
+        than a parent is cut like prose.
+        """
+        text = seg.text
+        windows: list[tuple[int, int]] = []
+        open_ = False  # may the last window take the next row?
+        for a, b in _line_spans(text):
+            if b - a > max(size, self.settings.parent_size):
+                part = _Segment(text[a:b], seg.sections, (0,))
+                windows.extend((a + x, a + y) for x, y in self._windows(part, size))
+                open_ = False
+            elif open_ and b - windows[-1][0] <= size:
+                windows[-1] = (windows[-1][0], b)
+            else:
+                windows.append((a, b))
+                open_ = True
+        return windows
+
     def _time_limit(self, seg: _Segment, start: int) -> int | None:
         """End offset of the last caption within ``vtt_child_seconds`` of the window's start."""
         if not seg.spans:
@@ -237,7 +260,13 @@ class Chunker:
 
     @staticmethod
     def _metadata(base: dict[str, Any], seg: _Segment, a: int, b: int) -> dict[str, Any]:
-        meta = {**base, **seg.section_at(a).metadata}
+        section = seg.section_at(a)
+        meta = {**base, **section.metadata}
+        if section.table:
+            meta["table"] = True
+            rows = _rows_between(seg.text, section.row_numbers, a, b)
+            if rows is not None:
+                meta["rows"] = rows
         if seg.spans:
             first = bisect_right(seg.span_ends, a)
             starts = seg.span_starts
@@ -268,6 +297,27 @@ class Chunker:
                     ],
                 )
         return meta
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    start = 0
+    for line in text.split("\n"):
+        if line.strip():
+            spans.append((start, start + len(line)))
+        start += len(line) + 1
+    return spans
+
+
+def _rows_between(text: str, numbers: tuple[int, ...], a: int, b: int) -> list[int] | None:
+    """First and last row number of the table lines in ``text[a:b]`` (one number per line)."""
+    if not numbers:
+        return None
+    first = text.count("\n", 0, a)
+    last = first + text.count("\n", a, max(a, b - 1))
+    if last >= len(numbers):  # the text no longer has one line per row: cite no rows
+        return None
+    return [numbers[first], numbers[last]]
 
 
 def _find_break(text: str, start: int, limit: int, min_end: int) -> int:

@@ -1,4 +1,8 @@
-"""PDF loader: one section per page so every chunk can cite its exact page."""
+"""PDF loader: one section per page so every chunk can cite its exact page.
+
+Pages without a text layer (scans) are read by OCR (``ingest.ocr``) when tesseract is
+installed; their citation is still the page.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from ragchat.errors import IngestError
+from ragchat.ingest import ocr
 from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex, too_much_text
 from ragchat.types import LoadedDocument, Section
 
@@ -18,6 +23,9 @@ logger = logging.getLogger(__name__)
 NO_TEXT_WARNING = "no extractable text (scanned PDF?) — OCR it first"
 # The PDF spec puts %%EOF on the last line; tolerate a little trailing junk.
 _EOF_WINDOW = 4096
+# A page with fewer characters than this has no real text layer (a scan with a stamped
+# page number or a blank line): it is OCR'd.
+_MIN_PAGE_CHARS = 10
 
 
 class PdfLoader:
@@ -50,11 +58,14 @@ class PdfLoader:
                     source, f"too many pages ({pages}; at most {self.max_pages} per PDF)"
                 )
             chars = 0
+            scanned: list[int] = []
             for number, page in enumerate(reader.pages, start=1):
                 text = normalize_ws(page.extract_text() or "")
                 chars += len(text)
                 if self.max_chars and chars > self.max_chars:
                     raise IngestError(source, too_much_text(self.max_chars))
+                if len(text.replace(" ", "")) < _MIN_PAGE_CHARS:
+                    scanned.append(number)
                 if text:
                     sections.append(
                         Section(text=text, locator=f"p{number}", metadata={"page": number})
@@ -70,9 +81,11 @@ class PdfLoader:
             raise IngestError(source, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
 
         warnings: tuple[str, ...] = ()
+        if scanned:
+            sections, warnings = self._ocr(data, source, sections, scanned, chars)
         if not sections:
             logger.warning("%s: %s", source, NO_TEXT_WARNING)
-            warnings = (NO_TEXT_WARNING,)
+            warnings = (*warnings, NO_TEXT_WARNING)
         return [
             LoadedDocument(
                 doc_id=sha256_hex(data),
@@ -84,6 +97,32 @@ class PdfLoader:
                 warnings=warnings,
             )
         ]
+
+    def _ocr(
+        self, data: bytes, source: str, sections: list[Section], pages: list[int], chars: int
+    ) -> tuple[list[Section], tuple[str, ...]]:
+        """OCRs ``pages`` (those without a text layer); keeps a page's own text when OCR
+        reads less."""
+        command = ocr.tesseract()
+        if command is None:
+            listed = ", ".join(map(str, pages[:10])) + (" ..." if len(pages) > 10 else "")
+            return sections, (
+                f"{len(pages)} page(s) without a text layer ({listed}) were not "
+                f"read: {ocr.MISSING}",
+            )
+        by_page = {s.metadata["page"]: s for s in sections}
+        for number, image in ocr.render_pages(data, pages, source):
+            text = normalize_ws(ocr.ocr_image(image, source, command))
+            old = by_page.get(number)
+            if len(text) <= (len(old.text) if old else 0):
+                continue
+            chars += len(text) - (len(old.text) if old else 0)
+            if self.max_chars and chars > self.max_chars:
+                raise IngestError(source, too_much_text(self.max_chars))
+            by_page[number] = Section(
+                text=text, locator=f"p{number}", metadata={"page": number, "ocr": True}
+            )
+        return [by_page[n] for n in sorted(by_page)], ()
 
     @staticmethod
     def _decrypt(reader: PdfReader, source: str) -> None:

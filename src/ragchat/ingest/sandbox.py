@@ -21,8 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from ragchat.errors import IngestCancelled, IngestError
-from ragchat.ingest.pdf import PdfLoader
-from ragchat.ingest.registry import loader_for
+from ragchat.ingest.registry import bounded_loader
 from ragchat.ingest.text_utils import too_much_text
 from ragchat.types import LoadedDocument
 
@@ -45,10 +44,8 @@ def parse_file(path: Path, limits: ParseLimits) -> list[LoadedDocument]:
     """Loads one file in this process (the child's work). Any failure is an ``IngestError``
     whose reason names no server path."""
     source = str(path)
-    loader = (
-        PdfLoader(limits.max_pages or None, limits.max_chars or None)
-        if path.suffix.lower() == ".pdf"
-        else loader_for(path)
+    loader = bounded_loader(
+        path, max_chars=limits.max_chars or None, max_pages=limits.max_pages or None
     )
     try:
         docs = loader.load(path)

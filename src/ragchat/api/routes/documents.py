@@ -23,8 +23,9 @@ from ragchat.api.schemas import (
 from ragchat.api.services._sync import run_sync
 from ragchat.api.services.access import safe_filename
 from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes
+from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 
-SUFFIXES = "Files: .pdf .md .markdown .vtt .txt .jsonl"
+SUFFIXES = "Files: " + " ".join(SUPPORTED_SUFFIXES)
 router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 415: ERRORS[404]})
 
 

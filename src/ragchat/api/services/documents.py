@@ -60,12 +60,15 @@ def check_kb_name(name: str) -> str:
 
 
 def check_suffixes(filenames: Sequence[str]) -> None:
-    bad = sorted({Path(n).suffix.lower() or "(none)" for n in filenames} - set(SUPPORTED_SUFFIXES))
+    """Every file of an upload must be of a type ragchat reads; the 415 names each one that
+    is not, with its type."""
+    bad = [n for n in filenames if Path(n).suffix.lower() not in SUPPORTED_SUFFIXES]
     if bad:
+        named = ", ".join(f"{n} ({Path(n).suffix.lower() or 'no suffix'})" for n in bad)
         raise ApiError(
             415,
             "unsupported_file_type",
-            f"Unsupported file type {', '.join(bad)}; supported: {' '.join(SUPPORTED_SUFFIXES)}.",
+            f"Unsupported file type: {named}; supported: {' '.join(SUPPORTED_SUFFIXES)}.",
         )
 
 

@@ -6,7 +6,11 @@ import { clear, h } from "./dom.js";
 import { icon } from "./icons.js";
 import { confirmDialog, errorText, openPanel, toast } from "./ui.js";
 
-const ACCEPT = ".pdf,.md,.markdown,.vtt,.txt,.jsonl";
+// The types GET /kb lists (file_types); this list is used until it has answered.
+const ACCEPT = [
+  ".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".csv", ".tsv", ".html", ".htm", ".xhtml",
+  ".epub", ".md", ".markdown", ".vtt", ".txt", ".jsonl", ".png", ".jpg", ".jpeg", ".tif", ".tiff",
+].join(",");
 const POLL_MS = 400;
 const STORAGE_KEY = "ragchat.kb";
 
@@ -34,7 +38,12 @@ export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = 
     icon("upload", 22),
     h("label", { for: "kb-files", class: "btn btn-primary" }, "Choose files"),
     h("span", { class: "muted", text: "or drop them here" }),
-    h("p", { class: "muted small", text: "PDF, Markdown, WebVTT transcripts, text or JSONL" }),
+    h("p", {
+      class: "muted small",
+      text:
+        "PDF (scans too), Word, PowerPoint, Excel, CSV, HTML, EPUB, Markdown, " +
+        "WebVTT transcripts, text, JSONL, or images of pages (PNG, JPEG, TIFF)",
+    }),
     fileInput,
   );
 
@@ -76,6 +85,7 @@ export function openKnowledgeBases({ onChanged = () => {}, preferred = null } = 
     if (!kbs.some((kb) => kb.name === current)) current = kbs[0].name;
     select.value = current;
     const info = kbs.find((kb) => kb.name === current);
+    if (info?.file_types?.length) fileInput.accept = info.file_types.join(",");
     countLine.textContent = info
       ? `${info.documents ?? "?"} documents · ${info.chunks ?? "?"} chunks`
       : "";

@@ -1,0 +1,90 @@
+"""OCR of scanned PDF pages and images with Debian's tesseract-ocr (skipped without it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+
+from ragchat.errors import IngestError
+from ragchat.ingest import ocr, samples
+from ragchat.ingest.pdf import PdfLoader
+from ragchat.ingest.pipeline import load_file
+
+needs_tesseract = pytest.mark.skipif(
+    ocr.tesseract() is None,
+    reason="tesseract-ocr (+ tesseract-ocr-eng) not installed: scripts/ocr-deps",
+)
+
+
+@needs_tesseract
+def test_a_scanned_pdf_is_read_page_by_page(tmp_path: Path) -> None:
+    path = tmp_path / "scan.pdf"
+    samples.write_scanned_pdf(path)
+    [doc] = load_file(path)
+    assert [s.metadata for s in doc.sections] == [
+        {"page": 1, "ocr": True},
+        {"page": 2, "ocr": True},
+    ]
+    assert "admitted with pneumonia" in doc.sections[0].text
+    assert "in two weeks for a chest X-ray" in doc.sections[1].text
+    assert not doc.warnings
+
+
+@needs_tesseract
+def test_only_pages_without_a_text_layer_are_ocrd(tmp_path: Path) -> None:
+    scan = tmp_path / "page.png"
+    samples.page_image("Scanned appendix\nThe warranty lasts three years.").save(scan)
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "A typed first page about the warranty terms.")
+    pdf.add_page()
+    pdf.image(str(scan), x=0, y=0, w=210)
+    path = tmp_path / "mixed.pdf"
+    pdf.output(str(path))
+    [doc] = PdfLoader().load(path)
+    first, second = doc.sections
+    assert first.metadata == {"page": 1} and first.text.startswith("A typed first page")
+    assert second.metadata == {"page": 2, "ocr": True}
+    assert "warranty lasts three years" in second.text
+
+
+@needs_tesseract
+def test_an_image_is_a_one_page_document(tmp_path: Path) -> None:
+    path = tmp_path / "rx.jpg"
+    samples.page_image("Prescription\nTake amoxicillin 500 mg").convert("RGB").save(
+        path, quality=90
+    )
+    [doc] = load_file(path)
+    assert doc.kind == "image" and doc.metadata["pages"] == 1
+    [page] = doc.sections
+    assert page.metadata == {"page": 1, "ocr": True} and "amoxicillin 500 mg" in page.text
+
+
+def test_without_tesseract_scans_are_reported_not_lost_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ragchat.ingest.ocr.tesseract", lambda: None)
+    monkeypatch.setattr("ragchat.ingest.images.tesseract", lambda: None)
+    pdf = tmp_path / "scan.pdf"
+    samples.write_scanned_pdf(pdf)
+    [doc] = load_file(pdf)
+    assert not doc.sections
+    assert "2 page(s) without a text layer (1, 2) were not read" in doc.warnings[0]
+    assert "scripts/ocr-deps" in doc.warnings[0]
+    png = tmp_path / "page.png"
+    samples.write_png(png)
+    with pytest.raises(IngestError, match="read by OCR, which is not installed"):
+        load_file(png)
+
+
+def test_a_damaged_image_fails_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ragchat.ingest.images.tesseract", lambda: "/usr/bin/tesseract")
+    path = tmp_path / "broken.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n garbage")
+    with pytest.raises(IngestError, match=r"(damaged|not a readable) image"):
+        load_file(path)
