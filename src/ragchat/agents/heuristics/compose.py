@@ -58,7 +58,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems, strip_inline
+from ragchat.agents.heuristics._text import (
+    WEAK_STEMS,
+    content_stems,
+    stem,
+    strip_inline,
+    words,
+    wordset,
+)
 from ragchat.agents.heuristics.candidates import (
     Candidate,
     candidates,
@@ -93,6 +100,39 @@ _NUMBER = re.compile(
     r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
 )
 NUMERIC_BONUS = 0.08
+# "When …?" is answered by a sentence with a date or a time in it, "who …?" by one that names
+# someone (a capitalised word inside the sentence): they gain ENTITY_BONUS.
+ENTITY_BONUS = 0.15
+_WHEN = re.compile(r"^\s*(?:and\s+)?(?:when|what time|what date|by when|until when)\b", re.I)
+_DATE = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sep(?:tember)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday|tomorrow|noon|midnight|\d{1,2}:\d\d|\d{1,2}\s?(?:am|pm)"
+    r"|\w+(?:first|second|third|[^s]th)\s+of\s+\w+|\d{1,2}(?:st|nd|rd|th))\b",
+    re.IGNORECASE,
+)
+_WHO = re.compile(r"^\s*(?:and\s+)?who(?:'s| is| was| will)?\b", re.IGNORECASE)
+_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
+# A question whose key terms the retrieved passages do not hold is not answered by them:
+# "How much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid
+# search ranks any passage holding a rare query word high, so a word absent from every hit is,
+# in practice, absent from the knowledge base: the check is calibrated by each knowledge base's
+# own vocabulary, with no labels. Refused: half the key terms missing, or a third when one of
+# them names something (a capitalised word or a code such as "E55") — a place, product or
+# code the documents never mention. Plain words miss often for benign reasons ("dads" for
+# "paternity", "abroad" for "international"), so one missing word alone is not enough; a word
+# with a number in it, a contraction or an inflected form is not counted.
+MISSING_SHARE = 0.5
+NAMED_MISSING_SHARE = 0.33
+ADDRESSED_SHARE = 0.3
+_INFLECTED = re.compile(r"(?:ed|ing|ly|est)$")
+_ASKING = frozenset(
+    stem(w)
+    for w in wordset(
+        """mean means meaning happen happens say says said tell know find anything something
+        someone thing do does done doing go going"""
+    )
+)
 # A sentence in the section that answers the question's aspect ("how is X treated" → the
 # Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
 # the lead sentence is in such a section the others must be too.
@@ -147,6 +187,73 @@ def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
     if not on_topic:
         return None, any(len(s) >= 6 for s in focus)
     return on_topic, False
+
+
+def _named(word: str) -> bool:
+    return word[:1].isupper() or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+
+
+def _not_covered(missing: Sequence[str], n_key: int) -> bool:
+    if not n_key:
+        return False
+    counted = [w for w in missing if _named(w) or not _INFLECTED.search(w.lower())]
+    if len(counted) / n_key >= MISSING_SHARE:
+        return True
+    return any(_named(w) for w in counted) and len(counted) / n_key >= NAMED_MISSING_SHARE
+
+
+_ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
+
+
+def _row_values(text: str) -> set[str] | None:
+    """The stems of a table row's values ("City: London; Maximum per night: 180." → london,
+    180), None when ``text`` is not a row."""
+    if not _ROW_CELL.match(text) or len(_ROW_CELL.findall(text)) < 2:
+        return None
+    return content_stems(_ROW_CELL.sub(" ", text))
+
+
+def _other_row(lead: str, text: str, q_stems: set[str]) -> bool:
+    """Whether ``text`` is a table row beside a lead row that holds a value of the question
+    ("London"), and none of its own values is in the question."""
+    lead_values, values = _row_values(lead), _row_values(text)
+    if lead_values is None or values is None or not lead_values & q_stems:
+        return False
+    return not values & q_stems
+
+
+def _unaddressed(query: str, chosen: Sequence[Candidate], texts: Sequence[str]) -> bool:
+    """Whether the quoted sentences, with the headings they sit under, hold fewer than
+    ``ADDRESSED_SHARE`` of the question's key terms: "Is it safe to take paracetamol when
+    pregnant?" answered by a sentence that names paracetamol and not pregnancy."""
+    key = {
+        s
+        for s in content_stems(query)
+        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
+    }
+    if len(key) < 2:
+        return False
+    said: set[str] = set()
+    for c, text in zip(chosen, texts, strict=True):
+        said |= content_stems(text) | content_stems(c.label)
+    return len(key & said) / len(key) < ADDRESSED_SHARE
+
+
+def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
+    """The question's key terms that appear in no hit (as words of the question), and how many
+    key terms it has."""
+    key = {
+        s
+        for s in content_stems(query)
+        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
+    }
+    if not key:
+        return [], 0
+    seen: set[str] = set()
+    for hit in hits:
+        seen |= _hit_stems(hit)
+    by_stem = {stem(w): w for w in words(query)}
+    return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
 
 
 def _shortlist(cands: list[Candidate], q_stems: set[str], limit: int) -> list[Candidate]:
@@ -263,6 +370,8 @@ def compose_answer(
     allowed, uncovered = _focus(query, hits)
     if uncovered and require_topic:
         return _no_answer(no_answer_message, hits)
+    if require_topic and _not_covered(*missing_terms(query, hits)):
+        return _no_answer(no_answer_message, hits)
     cands = candidates(hits, allowed, question_aspects(query))
     if not cands and not require_topic:
         # A chosen passage too short to hold a sentence (a list item, a phrase) is quoted whole.
@@ -288,9 +397,11 @@ def compose_answer(
         _score(c, q_stems, stems[i], float(dense[i]), float(ctx_dense[i]))
         for i, c in enumerate(cands)
     ]
-    wants_number = bool(_QUANTITY.search(query))
+    wants, bonus = (_NUMBER, NUMERIC_BONUS) if _QUANTITY.search(query) else (None, 0.0)
+    if _WHEN.search(query) or _WHO.search(query):
+        wants, bonus = (_DATE if _WHEN.search(query) else _NAME), ENTITY_BONUS
     for i, c in enumerate(cands):
-        c.base = scored[i] + (NUMERIC_BONUS if wants_number and _NUMBER.search(plain[i]) else 0.0)
+        c.base = scored[i] + (bonus if wants and wants.search(plain[i]) else 0.0)
     focus_doc = _doc_key(hits[cands[max(range(len(cands)), key=lambda i: cands[i].base)].hit_rank])
     for c in cands:
         on_focus = _doc_key(hits[c.hit_rank]) == focus_doc
@@ -319,6 +430,8 @@ def compose_answer(
             continue  # the focus document is the topic; other documents only when named alike
         if chosen and cands[chosen[0]].on_aspect and doc == focus_doc and not c.on_aspect:
             continue  # the lead is in the section that answers: the rest of it comes from there
+        if chosen and _other_row(plain[chosen[0]], plain[i], q_stems):
+            continue  # the lead is the table row asked about; its neighbours are not
         duplicate = any(
             float(sent_vecs[i] @ sent_vecs[j]) > DUP_COSINE
             or _jaccard(stems[i], stems[j]) > DUP_JACCARD
@@ -327,6 +440,10 @@ def compose_answer(
         if not duplicate:
             chosen.append(i)
 
+    if require_topic and _unaddressed(
+        query, [cands[i] for i in chosen], [plain[i] for i in chosen]
+    ):
+        return _no_answer(no_answer_message, hits)
     lead = chosen[0]
     lead_doc = _doc_key(hits[cands[lead].hit_rank])
     doc_order: dict[str, int] = {}
