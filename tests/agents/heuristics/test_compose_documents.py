@@ -97,3 +97,27 @@ def test_a_named_thing_the_documents_never_mention_is_refused() -> None:
     assert tokyo.no_answer and "Handbook" in tokyo.text
     paris = compose_answer("How much can I spend on a hotel in Paris?", hits, emb)
     assert not paris.no_answer and "190" in paris.text
+
+
+LEAFLET = [
+    make_hit(
+        "other",
+        "Simple painkillers for fever, such as paracetamol, can be taken alongside amoxicillin.",
+        title="Amoxicillin leaflet",
+        heading_path=["Amoxicillin leaflet", "Other medicines and amoxicillin"],
+    ),
+    make_hit(
+        "preg",
+        "If you are pregnant, ask your doctor before taking this medicine.",
+        title="Amoxicillin leaflet",
+        heading_path=["Amoxicillin leaflet", "Pregnancy and breastfeeding"],
+    ),
+]
+
+
+def test_pregnancy_is_not_answered_by_a_sentence_about_paracetamol_alone() -> None:
+    emb = HashingEmbedder()
+    out = compose_answer("Is it safe to take paracetamol when pregnant?", LEAFLET[:1], emb)
+    assert out.no_answer and "Amoxicillin leaflet" in out.text
+    ok = compose_answer("Can I take paracetamol with amoxicillin?", LEAFLET[:1], emb)
+    assert not ok.no_answer and "alongside amoxicillin" in ok.text

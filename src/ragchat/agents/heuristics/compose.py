@@ -75,7 +75,7 @@ from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
 from ragchat.index.cache import embed_sentences
-from ragchat.retrieve.sections import question_aspects, topic_stems
+from ragchat.retrieve.sections import question_aspects, topic_stems, without_aspect_words
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -125,6 +125,8 @@ _NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
 MISSING_SHARE = 0.5
 NAMED_MISSING_SHARE = 0.33
 ADDRESSED_SHARE = 0.3
+YES_NO_SHARE = 0.5
+_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
 _INFLECTED = re.compile(r"(?:ed|ing|ly|est)$")
 _ASKING = frozenset(
     stem(w)
@@ -222,34 +224,43 @@ def _other_row(lead: str, text: str, q_stems: set[str]) -> bool:
     return not values & q_stems
 
 
+def _stems(text: str) -> set[str]:
+    return {
+        s
+        for s in content_stems(text)
+        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
+    }
+
+
+def key_terms(query: str) -> tuple[set[str], set[str]]:
+    """(the stems a reply must account for: content words, not generic or asking words,
+    contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
+    documents often say otherwise, "prognosis", and which therefore always count as found)."""
+    key = _stems(query)
+    return key, key - _stems(without_aspect_words(query))
+
+
 def _unaddressed(query: str, chosen: Sequence[Candidate], texts: Sequence[str]) -> bool:
     """Whether the quoted sentences, with the headings they sit under, hold fewer than
     ``ADDRESSED_SHARE`` of the question's key terms: "Is it safe to take paracetamol when
     pregnant?" answered by a sentence that names paracetamol and not pregnancy."""
-    key = {
-        s
-        for s in content_stems(query)
-        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
-    }
+    key, said = key_terms(query)
     if len(key) < 2:
         return False
-    said: set[str] = set()
     for c, text in zip(chosen, texts, strict=True):
         said |= content_stems(text) | content_stems(c.label)
-    return len(key & said) / len(key) < ADDRESSED_SHARE
+    share = len(key & said) / len(key)
+    if _YES_NO.match(query):  # a verdict needs the whole question: the drug AND the condition
+        return share <= YES_NO_SHARE
+    return share < ADDRESSED_SHARE
 
 
 def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
     """The question's key terms that appear in no hit (as words of the question), and how many
     key terms it has."""
-    key = {
-        s
-        for s in content_stems(query)
-        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
-    }
+    key, seen = key_terms(query)
     if not key:
         return [], 0
-    seen: set[str] = set()
     for hit in hits:
         seen |= _hit_stems(hit)
     by_stem = {stem(w): w for w in words(query)}
