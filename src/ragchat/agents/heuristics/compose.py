@@ -316,13 +316,17 @@ def _doc_key(hit: Hit) -> str:
 
 
 def _topic(hit: Hit) -> str:
+    """The closest section, as a refusal names it: "Leaflet (Pregnancy and breastfeeding)",
+    "Manual (page 4)", or the title alone."""
     md = hit.chunk.metadata
     title = str(md.get("doc_title") or md.get("title") or "").strip()
+    path = [str(h) for h in md.get("heading_path") or ()]
+    where = path[-1] if path and path[-1] != title else ""
+    where = where or (f"page {md['page']}" if "page" in md else "")
     if title:
-        return title
-    path = md.get("heading_path") or ()
+        return f"{title} ({where})" if where else title
     if path:
-        return str(path[-1])
+        return path[-1]
     words_ = hit.chunk.text.split()[:8]
     return " ".join(words_) + ("…" if len(hit.chunk.text.split()) > 8 else "")
 
