@@ -132,7 +132,7 @@ _ASKING = frozenset(
     stem(w)
     for w in wordset(
         """mean means meaning happen happens say says said tell know find anything something
-        someone thing do does done doing go going"""
+        someone thing do does done doing go going information info details"""
     )
 )
 # A sentence in the section that answers the question's aspect ("how is X treated" → the
