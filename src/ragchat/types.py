@@ -5,6 +5,7 @@ them, agents read them)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
@@ -245,9 +246,20 @@ def chunk_cues(chunk: Chunk) -> tuple[TimedSpan, ...]:
     return tuple(out)
 
 
+# Markdown markup a preview should not show: heading marks, emphasis, code ticks, table rules.
+_MARKUP = re.compile(
+    r"(?m)^\s{0,3}#{1,6}\s+|\*\*|__|`|^\s*[-*+]\s+|^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*$"
+)
+
+
+def plain_preview(text: str) -> str:
+    """``text`` without Markdown markup, on one line."""
+    return " ".join(_MARKUP.sub("", text or "").split())
+
+
 def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Citation:
     md = hit.chunk.metadata
-    text = " ".join((hit.chunk.text or "").split())
+    text = plain_preview(hit.chunk.text or "")
     chapter = md.get("chapter")
     rows = md.get("rows")
     return Citation(

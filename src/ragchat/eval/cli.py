@@ -14,6 +14,7 @@ import typer
 from ragchat.cli_common import DataDir, KbName, command_scope, console, progress_bars
 from ragchat.errors import ConfigError
 from ragchat.eval.calibrate import calibrate, load_ood, print_calibration, write_calibration
+from ragchat.eval.cli_documents import documents
 from ragchat.eval.cli_generation import answers, conversations, synth
 from ragchat.eval.cli_options import (
     ConfigFileOpt,
@@ -215,4 +216,5 @@ def example(
 # ``ragchat eval --help`` lists them in this order.
 eval_app.command("answers")(answers)
 eval_app.command("conversations")(conversations)
+eval_app.command("documents")(documents)
 eval_app.command("synth")(synth)

@@ -115,6 +115,17 @@ def question_aspects(question: str) -> frozenset[str]:
     return found
 
 
+def without_aspect_words(question: str) -> str:
+    """``question`` without the short phrases that name an aspect ("outlook", "side effects",
+    "dose"): they say what kind of answer is wanted, not what it is about, and documents often
+    say them otherwise ("prognosis")."""
+    for pattern in _QUESTION.values():
+        question = pattern.sub(
+            lambda m: " " if len(m.group(0).split()) <= 2 else m.group(0), question
+        )
+    return question
+
+
 def label_aspects(label: str) -> frozenset[str]:
     """The aspects a section label (heading path or leading question) is about."""
     if not label:

@@ -115,6 +115,9 @@ def segment(text: str) -> list[Piece]:
     lines = _logical_lines(text)
     out: list[Piece] = []
     heading = ""
+    section = ""  # the heading before a run of plain "headings"
+    pending = ""  # a plain heading nothing has followed yet
+    run = 0  # plain headings with numbers in a row before ``pending``
     i = 0
     while i < len(lines):
         raw = lines[i]
@@ -123,9 +126,24 @@ def segment(text: str) -> list[Piece]:
         i += 1
         if set(raw.strip()) <= set("-=*_|# "):
             continue
-        if is_heading(raw) or _plain_heading(raw, nxt, prev):
-            heading = strip_inline(_HEADING.sub("", raw))
+        if is_heading(raw):
+            heading = section = strip_inline(_HEADING.sub("", raw))
+            pending = ""
             continue
+        if _plain_heading(raw, nxt, prev):
+            if pending and _DIGIT.search(pending) and len(pending.split()) >= 3:
+                # Two "headings" in a row: the first heads nothing. In PDF text that is a
+                # table row ("Cotton 90 C 8 kg 3 h 30 min"), and it holds the answer.
+                out.append(Piece(pending + ".", section))
+            if not pending:
+                section = heading
+            run = run + 1 if pending and _DIGIT.search(pending) else 0
+            heading = pending = strip_inline(raw)
+            continue
+        if run and _DIGIT.search(pending) and len(pending.split()) >= 3:
+            out.append(Piece(pending + ".", section))  # the last row of such a run
+            heading = section
+        pending, run = "", 0
         bullet = bool(_BULLET.match(raw))
         pieces = sentence_pieces(strip_inline(_BULLET.sub("", raw)))
         if pieces and pieces[-1].endswith(":") and nxt is not None and _BULLET.match(nxt):
@@ -180,11 +198,15 @@ def _fragment_start(piece: str) -> bool:
 
 
 _SPEAKER = re.compile(r"^[A-Z][\w.'’ -]{0,40}:\s+(?=[A-Z\"“])")
+# "City: London; Maximum per night: 180." — a table row, whose first label is a column name.
+_ROW = re.compile(r";\s+[A-Z][\w .'’()/-]{0,40}:\s")
+_DIGIT = re.compile(r"\d")
 
 
 def strip_speaker(sentence: str) -> str:
-    """ "Dr. Samuel Okafor: It varies." → "It varies." (transcript turn prefixes)."""
-    return _SPEAKER.sub("", sentence)
+    """ "Dr. Samuel Okafor: It varies." → "It varies." (transcript turn prefixes); a table
+    row keeps its first column name."""
+    return sentence if _ROW.search(sentence) else _SPEAKER.sub("", sentence)
 
 
 def split_sentences(text: str, *, speakers: bool = True) -> list[str]:

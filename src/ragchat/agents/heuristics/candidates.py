@@ -5,6 +5,7 @@ embedding inputs shared with the start-up prewarm."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,43 @@ _PROMPT = re.compile(
 )
 
 
+# "Bile – a liver secretion …": a glossary entry, which reads as a label, not a sentence.
+_GLOSS = re.compile(r"^([A-Z][\w'’ -]{0,40}?)\s+[–—]\s+(\S.*)$")
+_ARTICLE = re.compile(r"^(?:a|an|the|one)\b", re.IGNORECASE)
+
+
+def gloss_sentence(text: str) -> str:
+    """A glossary entry as a sentence: "Bile – a liver secretion …" → "Bile is a liver
+    secretion …", "Emulsify – to break …" → "Emulsify means to break …", "Denatured –
+    describes …" → "Denatured describes …"; anything else unchanged."""
+    m = _GLOSS.match(text)
+    if m is None or len(m.group(1).split()) > 4:
+        return text
+    term, rest = m.group(1), m.group(2)
+    head = rest.split()
+    if len(head) < 4:
+        return text
+    if _ARTICLE.match(rest):
+        return f"{term} is {rest}"
+    if head[0].islower() and head[0].endswith("s") and _ARTICLE.match(head[1]):
+        return f"{term} {rest}"  # "describes an enzyme …"
+    return f"{term} means {rest}"
+
+
+_CODE = re.compile(r"^[A-Z]{1,3}-?\d{1,4}\b")
+
+
+def _row_heading(heading: str, section_headings: set[str]) -> bool:
+    """A short line taken for a heading that starts with a code, under no real section heading
+    of its own: a table row's first cells ("E10 No water coming in")."""
+    return (
+        bool(heading)
+        and heading not in section_headings
+        and len(heading.split()) <= 8
+        and bool(_CODE.match(heading))
+    )
+
+
 @dataclass
 class Candidate:
     text: str
@@ -71,10 +109,18 @@ def candidates(
         question, since_question = "", QUESTION_REACH + 1
         per_hit = 0
         child = " ".join(strip_inline(hit.chunk.text or "").split())
+        headings = {fallback, title, *(str(h) for h in md.get("heading_path") or ())}
+        last_heading = ""
         for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
+            first_under, last_heading = piece.heading != last_heading, piece.heading
             if piece.is_question:
                 question, since_question = piece.text, 0
                 continue
+            piece = dataclasses.replace(piece, text=gloss_sentence(piece.text))
+            if first_under and _row_heading(piece.heading, headings):
+                # "E10 No water coming in" over "Check that the tap is open …": a table row
+                # the PDF text split in two; the answer needs both halves.
+                piece = dataclasses.replace(piece, text=f"{piece.heading} — {piece.text}")
             since_question += 1
             key = " ".join(w.lower() for w in words(piece.text))
             if key in seen or len(words(piece.text)) < MIN_WORDS or _FILLER.match(piece.text):
