@@ -345,7 +345,7 @@ class VectorStoreSettings(BaseModel):
     hnsw_m: int = Field(default=16, ge=2, le=100)
     hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
-    exact_below: int = Field(default=10_000, ge=0)
+    exact_below: int = Field(default=1_000, ge=0)
     pool_size: int = Field(default=8, ge=1)
 
 

@@ -148,12 +148,19 @@ def pool(settings: Settings) -> Any:
     with _pools_lock:
         found = _pools.get(key)
         if found is None:
+            timeout = max(1, int(settings.database_connect_timeout_s))
+            try:  # a wrong password or host fails now, with its own message, not after retries
+                psycopg.connect(url, connect_timeout=timeout).close()
+            except psycopg.OperationalError as exc:
+                raise VectorStoreUnavailable(
+                    f"cannot reach PostgreSQL for pgvector: {exc}"
+                ) from exc
             found = ConnectionPool(
                 url,
                 min_size=1,
                 max_size=vs.pool_size,
                 timeout=vs.timeout_s,
-                kwargs={"connect_timeout": max(1, int(settings.database_connect_timeout_s))},
+                kwargs={"connect_timeout": timeout},
                 configure=_configure(vs.pg_schema, vs.hnsw_ef_search),
                 name=f"ragchat-pgvector-{vs.pg_schema}",
                 open=False,

@@ -19,7 +19,7 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from ragchat.errors import IndexStateError, KnowledgeBaseNotFound, ModelMismatchError
-from ragchat.index import pg_search
+from ragchat.index import pg_search, pg_write
 from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.crashpoints import crashpoint
@@ -28,7 +28,6 @@ from ragchat.index.manifest import Manifest, now_iso
 from ragchat.index.pg_catalogue import PgCatalogue
 from ragchat.index.pg_conn import (
     Session,
-    flat_metadata,
     guarded,
     kb_ddl,
     kb_tables,
@@ -40,23 +39,11 @@ from ragchat.types import Chunk, Exclude, ExcludeResolved
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[str, float]]
-_COLUMNS = "chunk_id, doc_id, position, parent_id, is_parent, text, metadata"
+_COLUMNS = pg_write.COLUMNS
 
 
 def _chunk(r: Sequence[Any]) -> Chunk:
     return Chunk(r[0], r[1], r[5], int(r[2]), r[3], bool(r[4]), dict(r[6] or {}))
-
-
-def _copy_text(value: str) -> str:
-    """``value`` escaped for COPY's text format."""
-    if any(ch in value for ch in "\\\t\n\r"):
-        return (
-            value.replace("\\", "\\\\")
-            .replace("\t", "\\t")
-            .replace("\n", "\\n")
-            .replace("\r", "\\r")
-        )
-    return value
 
 
 def _array(value: Any) -> Vector:
@@ -228,48 +215,7 @@ class PgVectorKB:
         stats = pg_search.term_counts([c.text for c in children])
         with self._session.write() as conn:
             self._drop_rows(conn, "chunk_id = ANY(%s)", [[c.chunk_id for c in chunks]])
-            ids = [
-                int(r[0])
-                for r in conn.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'row_id')) "
-                    "FROM generate_series(1, %s)",
-                    [self._chunks, len(chunks)],
-                ).fetchall()
-            ]
-            vec_of = {c.chunk_id: v for c, v in zip(children, vectors, strict=True)}
-            len_of = {c.chunk_id: n for c, (_, n) in zip(children, stats, strict=True)}
-            cols = f"row_id, {_COLUMNS}, f, length, embedding"
-            with conn.cursor().copy(f"COPY {self._chunks} ({cols}) FROM STDIN") as copy:
-                for row_id, c in zip(ids, chunks, strict=True):
-                    vec = vec_of.get(c.chunk_id)
-                    copy.write_row(
-                        (
-                            row_id,
-                            c.chunk_id,
-                            c.doc_id,
-                            c.position,
-                            c.parent_id,
-                            c.is_parent,
-                            c.text,
-                            Jsonb(c.metadata),
-                            Jsonb(flat_metadata(c.metadata)),
-                            len_of.get(c.chunk_id),
-                            None if vec is None else np.asarray(vec, dtype=np.float32),
-                        )
-                    )
-            row_of = dict(zip((c.chunk_id for c in chunks), ids, strict=True))
-            sql = f"COPY {self._terms} (term, row_id, tf, dl) FROM STDIN"
-            with conn.cursor().copy(sql) as copy:
-                # COPY's text format written by hand: ~10x faster than a write_row per
-                # posting (tens of them per chunk).
-                for c, (counts, length) in zip(children, stats, strict=True):
-                    tail = f"\t{row_of[c.chunk_id]}\t"
-                    copy.write(
-                        "".join(
-                            f"{_copy_text(term)}{tail}{tf}\t{length}\n"
-                            for term, tf in counts.items()
-                        )
-                    )
+            pg_write.copy_chunks(conn, self._chunks, self._terms, chunks, children, vectors, stats)
             conn.execute(
                 "UPDATE kbs SET n_children = n_children + %s, total_len = total_len + %s "
                 "WHERE id = %s",
@@ -312,33 +258,14 @@ class PgVectorKB:
         return removed
 
     # -- consistency (``kb check`` / ``kb repair``) --------------------------------------------
-    def _orphans(self, conn: Any) -> list[str]:
-        """Doc ids with chunks but no document row (a caller that saved between the two: a
-        write killed mid-way leaves nothing, being one transaction)."""
-        sql = (
-            f"SELECT DISTINCT c.doc_id FROM {self._chunks} c WHERE NOT EXISTS "
-            "(SELECT 1 FROM documents d WHERE d.kb = %s AND d.doc_id = c.doc_id) ORDER BY 1"
-        )
-        return [r[0] for r in conn.execute(sql, [self.kb_id]).fetchall()]
-
-    def _stats(self, conn: Any) -> tuple[tuple[int, int], tuple[int, int]]:
-        """(stored, actual) BM25 statistics: (searchable chunks, their total length)."""
-        stored = conn.execute(
-            "SELECT n_children, total_len FROM kbs WHERE id = %s", [self.kb_id]
-        ).fetchone()
-        actual = conn.execute(
-            f"SELECT count(*), coalesce(sum(length), 0) FROM {self._chunks} WHERE NOT is_parent"
-        ).fetchone()
-        return (int(stored[0]), int(stored[1])), (int(actual[0]), int(actual[1]))
-
     @guarded
     def check(self) -> list[str]:
         """What is inconsistent; [] when nothing is."""
         out = []
         with self._session.read() as conn:
             children, _ = self._counts(conn)
-            stored, actual = self._stats(conn)
-            orphans = self._orphans(conn)
+            stored, actual = pg_write.statistics(conn, self._chunks, self.kb_id)
+            orphans = pg_write.orphans(conn, self._chunks, self.kb_id)
             manifest = _kb_row(conn, self.name)[1]
         if manifest.children != children:
             out.append(f"manifest says {manifest.children} chunks, the table holds {children}")
@@ -353,10 +280,10 @@ class PgVectorKB:
         """Drops chunks without a document row, re-derives the BM25 statistics and the
         manifest's counts, in one transaction."""
         with self._session.write() as conn:
-            orphans = self._orphans(conn)
+            orphans = pg_write.orphans(conn, self._chunks, self.kb_id)
             for doc_id in orphans:
                 self._drop_rows(conn, "doc_id = %s", [doc_id])
-            _, (n, total) = self._stats(conn)
+            _, (n, total) = pg_write.statistics(conn, self._chunks, self.kb_id)
             conn.execute(
                 "UPDATE kbs SET n_children = %s, total_len = %s WHERE id = %s",
                 [n, total, self.kb_id],

@@ -49,6 +49,18 @@ def user_folder(user_id: str) -> str:
     return user_id if _USER_FOLDER.fullmatch(user_id) else safe_filename(user_id)
 
 
+def foreign_upload(path: Path, kb: str) -> Path | None:
+    """What follows ``uploads/<kb>/`` in an upload recorded by a server with another data
+    directory (a shared store, written through another machine): its owner must still be
+    known there, or the upload would read as shared with everyone. Fails closed: any file
+    under such a path counts as someone's upload."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1] == "uploads" and parts[i] == kb:
+            return Path(*parts[i + 1 :])
+    return None
+
+
 @dataclass(frozen=True)
 class DocumentView:
     row: DocumentRow
@@ -124,7 +136,10 @@ class DocumentAccess:
         try:
             rel = Path(path).resolve().relative_to(self.uploads / kb)
         except ValueError:
-            return None
+            found = foreign_upload(Path(path), kb)
+            if found is None:
+                return None
+            rel = found
         return rel.parts[0] if len(rel.parts) > 1 else None
 
     def views(self, kb: str, base: WritableKB | None = None) -> list[DocumentView]:
