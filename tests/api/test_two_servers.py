@@ -4,9 +4,8 @@ recommends past one machine. What one server commits the other serves at once; a
 stays private on both; a server killed (SIGKILL) mid-upload loses nothing acknowledged, the
 other marks the upload interrupted, serves on, and a re-run is clean.
 
-Both run on this machine's loopback: separate network namespaces (issue 29's full two-host
-test, with a kill mid-stream) are not done yet. Needs RAGCHAT_TEST_PGVECTOR_URL
-(``scripts/pgvector start``)."""
+Both run on this machine's loopback (``test_two_hosts.py``: the same on separate network
+namespaces, as root). Needs RAGCHAT_TEST_PGVECTOR_URL (``scripts/pgvector start``)."""
 
 from __future__ import annotations
 
