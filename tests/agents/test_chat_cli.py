@@ -72,4 +72,4 @@ def test_chat_with_a_single_knowledge_base(data_dir: Path, kbs: dict[str, Knowle
         input="How is cardiac output calculated?\n",
     )
     assert result.exit_code == 0, result.output
-    assert "assistant ›" in result.output and "stroke volume" in result.output.lower()
+    assert "documents ›" in result.output and "stroke volume" in result.output.lower()

@@ -182,3 +182,23 @@ def test_gate_window_1_is_strictly_the_top_hit(kb: KnowledgeBase) -> None:
         RetrievalSettings(gate_window=0)
     with pytest.raises(ValueError):
         top_relevance(kb, kb.embedder.embed_query(query), strict.hits, window=0)
+
+
+def _hit(text: str) -> Hit:
+    from ragchat.types import Chunk
+
+    return Hit(Chunk(chunk_id=text[:8], doc_id="d", text=text, position=0), score=1.0)
+
+
+def test_an_identifier_the_passage_names_is_evidence_a_cosine_cannot_give() -> None:
+    from ragchat.retrieve.gate import names_identifiers
+
+    manual = [_hit("If the display shows E2, refit the cartridge. If it shows E5, open the valve.")]
+    assert names_identifiers("What does error E5 mean?", manual)
+    assert names_identifiers("and e2?", manual)
+    assert not names_identifiers("What does error E7 mean?", manual)  # not in the passage
+    assert not names_identifiers("What does error E5 or E7 mean?", manual)  # one missing
+    assert not names_identifiers("How do I refit the cartridge?", manual)  # no identifier
+    assert not names_identifiers("What does E5 mean?", manual, window=0)
+    # words and plain numbers are not identifiers: the cosine alone decides for them
+    assert not names_identifiers("Is 2024 the year?", [_hit("In 2024 the year ended.")])

@@ -13,6 +13,7 @@ for a ranking that is off topic.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ragchat.index.base import SearchableKB, Vector
@@ -43,6 +44,23 @@ def refuses(relevance: float, has_hits: bool, threshold: float | None) -> bool:
     if not has_hits:
         return True
     return threshold is not None and relevance < threshold
+
+
+# An identifier: letters and digits together ("E5", "F05", "XR-200", "B12"), not a plain word
+# or number.
+_IDENTIFIER = re.compile(r"\b(?=[A-Za-z-]*\d)(?=[\d-]*[A-Za-z])[A-Za-z0-9-]{2,12}\b")
+_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def names_identifiers(query: str, hits: Sequence[Hit], window: int = GATE_WINDOW) -> bool:
+    """True when ``query`` names identifiers (error codes, model numbers) and one of the first
+    ``window`` hits holds every one of them as a word. A MiniLM cosine hardly tells "E5" from
+    "E2", so "What does error E5 mean?" can fall below the threshold while the passage that
+    says "If it shows E5, …" is ranked first by its exact word: that match is the evidence."""
+    wanted = {m.group(0).lower() for m in _IDENTIFIER.finditer(query)}
+    if not wanted:
+        return False
+    return any(wanted <= set(_TOKEN.findall(h.chunk.text.lower())) for h in hits[:window])
 
 
 def adaptive_k(

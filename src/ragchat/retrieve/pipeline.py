@@ -30,6 +30,7 @@ from ragchat.retrieve.gate import (
     DEFAULT_LOW,
     K_WHEN_LOW,
     adaptive_k,
+    names_identifiers,
     refuses,
     top_relevance,
 )
@@ -142,6 +143,7 @@ class KBRetriever:
         # The gate judges whether the knowledge base covers the question at all, before the
         # section signal picks where in a document the answer is.
         relevance = top_relevance(self.kb, query_vec, hits, cfg.gate_window)
+        exact = names_identifiers(query, hits, cfg.gate_window)
         if cfg.section_weight > 0 and hits and question_aspects(query):
             with time_step(timings, "section"):
                 hits = boost_sections(query, hits, cfg.section_weight)
@@ -159,6 +161,12 @@ class KBRetriever:
         result.hits = hits[:k]
         result.relevance = relevance
         result.no_answer = refuses(relevance, bool(result.hits), cfg.gate_threshold)
+        if result.no_answer and result.hits and exact:
+            result.no_answer = False
+            result.notes.append(
+                f"gate: relevance {relevance:.3f} below threshold {cfg.gate_threshold}, "
+                "but a passage names the question's identifiers"
+            )
         if result.no_answer:
             result.notes.append(
                 f"gate: relevance {relevance:.3f} below threshold {cfg.gate_threshold}"

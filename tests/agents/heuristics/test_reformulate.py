@@ -407,3 +407,15 @@ def test_she_is_the_users_own_person_when_the_answer_names_nobody() -> None:
         ("My line manager says I'll lose my unused leave.", "Up to 5 days carry over [1].")
     )
     assert reformulate("Can she refuse?", manager) == "Can my line manager refuse?"
+
+
+def test_and_with_a_bare_name_asks_the_previous_question_about_it() -> None:
+    """ "And E5?" is "what about E5?": the previous question with its subject swapped (a code
+    for the code, its noun kept), not "E2 E5?"; "and for children?" still narrows the topic."""
+    codes = said(("What does error E2 mean?", "The cartridge is not seated [1]."))
+    assert reformulate("And E5?", codes) == "What does error E5 mean?"
+    assert reformulate("What about E5?", codes) == "What does error E5 mean?"
+    doses = said(("What is the maximum dose of paracetamol?", "4 g in 24 hours [1]."))
+    assert reformulate("and ibuprofen?", doses) == "What is the maximum dose of ibuprofen?"
+    assert reformulate("and for children?", doses) == "paracetamol for children?"
+    assert reformulate("and side effects?", doses) == "paracetamol side effects?"

@@ -26,6 +26,7 @@ _FILLER = re.compile(
 )
 W_CONTEXT = 0.5
 QUESTION_REACH = 3
+LEAD_IN_REACH = 2  # sentences after a short lead-in fragment that it labels
 # Exercise material asks, it does not answer: "Review questions", "Exercises", "Quiz".
 _EXERCISE_HEADING = re.compile(
     r"\b(review questions?|questions for review|exercises?|quiz|self[- ]test|test yourself"
@@ -111,6 +112,9 @@ def candidates(
         child = " ".join(strip_inline(hit.chunk.text or "").split())
         headings = {fallback, title, *(str(h) for h in md.get("heading_path") or ())}
         last_heading = ""
+        # A fragment too short to answer ("Tom: Finally the compost workshop.") is the topic of
+        # what follows it ("I have asked Mrs Okafor … to lead it"): their label, not a quote.
+        lead_in, since_lead_in = "", LEAD_IN_REACH + 1
         for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
             first_under, last_heading = piece.heading != last_heading, piece.heading
             if piece.is_question:
@@ -122,8 +126,14 @@ def candidates(
                 # the PDF text split in two; the answer needs both halves.
                 piece = dataclasses.replace(piece, text=f"{piece.heading} — {piece.text}")
             since_question += 1
+            since_lead_in += 1
             key = " ".join(w.lower() for w in words(piece.text))
-            if key in seen or len(words(piece.text)) < MIN_WORDS or _FILLER.match(piece.text):
+            if _FILLER.match(piece.text):
+                continue
+            if len(words(strip_speaker(piece.text))) < MIN_WORDS:
+                lead_in, since_lead_in = strip_speaker(piece.text).rstrip(".!;:"), 0
+                continue
+            if key in seen:
                 continue
             if _PROMPT.match(piece.text) or _EXERCISE_HEADING.search(
                 f"{path} {piece.heading or fallback}"
@@ -138,7 +148,8 @@ def candidates(
                 heading = piece.heading or fallback
                 if path and heading == fallback:
                     heading = path
-                label = "; ".join(x for x in dict.fromkeys((title, heading)) if x)
+                topic = lead_in if since_lead_in <= LEAD_IN_REACH else ""
+                label = "; ".join(x for x in dict.fromkeys((title, heading, topic)) if x)
             in_child = " ".join(piece.text.split()[:6]) in child
             section = (
                 question

@@ -307,6 +307,40 @@ def _question(body: str, current: str, end: str) -> str:
     return f"{current} {body[:1].lower()}{body[1:]}{end}"
 
 
+_PREPOSITION = wordset("for in on at to with without during after before of from by about than")
+
+
+def _bare_name(rest: str) -> bool:
+    """ "E5", "ibuprofen", "the blue bin": a short name and nothing else (not "for children",
+    not "side effects")."""
+    tokens = words(rest)
+    return (
+        0 < len(tokens) <= 3
+        and tokens[0].lower() not in _PREPOSITION
+        and not refers_back(rest)
+        and len(words(topic(rest))) == len([t for t in tokens if t.lower() not in STOPWORDS])
+    )
+
+
+def _swapped(history: Sequence[HistoryMessage], new_topic: str) -> str:
+    """The previous question (as searched) with what it named replaced by ``new_topic``; ""
+    when it named nothing this could replace."""
+    raw, previous = _previous_standalone(history)
+    # what varies is what the previous question named itself ("the contraceptive pill"), not
+    # the topic its reference was resolved to
+    for old in (_noun_topic(raw), _noun_topic(previous)):
+        if old and old in previous:
+            # "error E2" → "error E5": a code replaces the code, the noun before it stays
+            *head, last = old.split()
+            if head and _CODE.fullmatch(last) and _CODE.fullmatch(new_topic):
+                new_topic = " ".join([*head, new_topic])
+            return previous.replace(old, new_topic, 1)
+    return ""
+
+
+_CODE = re.compile(r"[A-Za-z]{0,3}-?\d{1,4}[A-Za-z]?")
+
+
 def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
     """A standalone version of ``message``; unchanged when it is not a follow-up."""
     if not is_follow_up(message, history):
@@ -324,13 +358,7 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             return f"{rest}{end}"  # "and what about pepsin, what pH does it like?"
         new_topic = topic(rest)
         if new_topic and (same or not refers_back(rest)):
-            raw, previous = _previous_standalone(history)
-            # what varies is what the previous question named itself ("the contraceptive
-            # pill"), not the topic its reference was resolved to
-            for old in (_noun_topic(raw), _noun_topic(previous)):
-                if old and old in previous:
-                    return previous.replace(old, new_topic, 1)
-            return f"{new_topic}{end}"
+            return _swapped(history, new_topic) or f"{new_topic}{end}"
     if refers_back(body):
         aspects = _ATTRIBUTE_END | GENERIC
         resolved = Resolver.of(history, current, _is_topical, aspects).replace(body)
@@ -346,5 +374,9 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
         if words(rest)[0].lower() in _QUESTION_START:
             # "and what is the maximum dose?" is the question "what is the maximum dose of X?"
             return _question(rest[:1].upper() + rest[1:], current, end)
+        if _bare_name(rest):  # "And E5?" after "What does error E2 mean?": what about E5
+            swapped = _swapped(history, topic(rest))
+            if swapped:
+                return swapped
         return f"{current} {rest}{end}"
     return _question(body, current, end)
