@@ -169,6 +169,8 @@ def test_two_hosts_on_their_own_addresses_share_one_database(tmp_path: Path) -> 
                 httpx.Client(base_url=hosts["a"], timeout=120) as owner_a,
                 httpx.Client(base_url=hosts["b"], timeout=120) as stranger_b,
             ):
+                for person in (owner_a, stranger_b):  # an identity first, as the page does
+                    assert person.get("/users/me").status_code == 200
                 r = owner_a.post("/kb/notes/documents", files={"files": ("rota.md", ROTA)})
                 wait_job(owner_a, r.json()["job_id"], lambda j: j["status"] == "done")
                 done = time.monotonic()

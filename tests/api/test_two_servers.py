@@ -71,6 +71,8 @@ def test_two_servers_share_one_postgresql_and_survive_a_kill(tmp_path: Path) -> 
                 httpx.Client(base_url=a.url, timeout=120) as owner_a,
                 httpx.Client(base_url=b.url, timeout=120) as stranger_b,
             ):
+                for person in (owner_a, stranger_b):  # an identity first, as the page does
+                    assert person.get("/users/me").status_code == 200
                 r = owner_a.post("/kb/notes/documents", files={"files": ("rota.md", ROTA)})
                 assert r.status_code == 202, r.text
                 wait_job(owner_a, r.json()["job_id"], lambda j: j["status"] == "done")
