@@ -23,7 +23,7 @@ def test_resolve_config(tmp_path: Path, settings: Settings) -> None:
     assert (agent.kind, agent.knowledge_base, list(single.knowledge_bases)) == (
         "conversational_rag", "handbook", ["handbook"],
     )  # fmt: skip
-    assert agent.any_knowledge_base and agent.routable and agent.gate_threshold == 0.3
+    assert agent.any_knowledge_base and agent.routable and agent.gate_threshold is None
 
 
 def test_sample_knowledge_bases_are_ingested_once(
