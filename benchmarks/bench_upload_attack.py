@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 
 import httpx
-
 from _common import REPO, start_offline_server
 
 SMALL = b"# Quokkas\n\nQuokkas eat leaves.\n"
