@@ -193,7 +193,7 @@ export function openKnowledgeBases({
           ? "Yours, shared with everyone."
           : "Yours: only you see it."
         : "Shared.";
-    about.textContent = info ? [info.description, whose].filter(Boolean).join(" ") : "";
+    about.textContent = info ? [info.description, whose].filter(Boolean).join(" · ") : "";
     deleteKbBtn.hidden = !(info && info.owned);
   }
 
