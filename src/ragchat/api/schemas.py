@@ -21,7 +21,6 @@ from ragchat.api.bounds import (
     TopK,
 )
 
-__all__ = ["MAX_MESSAGE_CHARS"]
 QUESTION = "The question (``query`` is accepted as its other name)."
 AgentName = Field(default=None, description="Force this agent (no routing).")
 
