@@ -22,7 +22,6 @@ from ragchat.api.bounds import (
 )
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 
-__all__ = ["MAX_MESSAGE_CHARS"]
 QUESTION = "The question (``query`` is accepted as its other name)."
 AgentName = Field(default=None, description="Force this agent (no routing).")
 KbName = bounds.KbName
