@@ -1,8 +1,10 @@
 """Two ``ragchat serve`` hosts on separate network namespaces (``ip netns``, a veth pair each)
 and the database in the root namespace, reached through each host's own link: what docs/
 deployment.md recommends past one machine, with real addresses. An upload through host A is
-cited through host B right after its commit; host A killed (SIGKILL) mid-upload loses nothing
-acknowledged, B marks the upload interrupted, serves on and re-runs it cleanly.
+cited through host B right after its commit and stays private; host A killed (SIGKILL)
+mid-upload loses nothing acknowledged, B marks the upload interrupted, serves on and re-runs it
+cleanly; A restarted and killed in the middle of a streamed reply: the question is kept, B marks
+the reply interrupted, and the conversation carries on through B.
 
 Root only (namespaces), and RAGCHAT_TEST_PGVECTOR_URL (``scripts/pgvector start``, which
 listens on 127.0.0.1: a small forwarder in this process gives each namespace a database address
@@ -10,6 +12,7 @@ on its link)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -20,7 +23,9 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -117,6 +122,45 @@ def wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
     raise AssertionError(log.read_text()[-3000:])
 
 
+@dataclass
+class Turn:
+    events: list[tuple[str, Any]] = field(default_factory=list)
+
+    def first(self, name: str) -> Any:
+        return next((data for event, data in self.events if event == name), None)
+
+
+def stream_turn(client: httpx.Client, message: str, session_id: str | None = None) -> Turn:
+    """The events received before the stream ended or the connection died."""
+    turn, event = Turn(), None
+    body: dict[str, Any] = {
+        "message": message,
+        **({"session_id": session_id} if session_id else {}),
+    }
+    with (
+        suppress(httpx.HTTPError),
+        client.stream("POST", "/chat/stream", json=body, timeout=60) as r,
+    ):
+        for line in r.iter_lines():
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:") and event:
+                turn.events.append((event, json.loads(line[5:])))
+    return turn
+
+
+def wait_reply(client: httpx.Client, cid: str, until: Any) -> list[dict[str, Any]]:
+    """The conversation's messages once its assistant reply satisfies ``until``."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        messages = client.get(f"/conversations/{cid}/messages").json()
+        replies = [m for m in messages if m["role"] == "assistant"]
+        if replies and until(replies[-1]):
+            return list(messages)
+        time.sleep(0.3)
+    raise AssertionError(f"conversation {cid}: {messages}")
+
+
 def sources(client: httpx.Client) -> list[str]:
     q = {"question": "Who is on the Riverside pharmacy night rota on the 10th?", "kb": "notes"}
     r = client.post("/query", json=q)
@@ -141,6 +185,7 @@ def test_two_hosts_on_their_own_addresses_share_one_database(tmp_path: Path) -> 
         relays = [forward(addr, 55999, (db.host, db.port or 5432)) for addr in (a_db, b_db)]
         try:
             hosts = {}
+            setups: dict[str, tuple[str, str, dict[str, str]]] = {}
             for name, ns, db_addr, addr in (
                 ("a", f"rca{tag}", a_db, a_addr),
                 ("b", f"rcb{tag}", b_db, b_addr),
@@ -163,6 +208,7 @@ def test_two_hosts_on_their_own_addresses_share_one_database(tmp_path: Path) -> 
                 }
                 procs.append(start_host(ns, tmp_path / name, addr, env))
                 hosts[name] = f"http://{addr}:{PORT}"
+                setups[name] = (ns, addr, env)
             for proc, (name, url) in zip(procs, hosts.items(), strict=True):
                 wait_ready(proc, url, tmp_path / f"rc{name}{tag}.log")
             with (
@@ -194,6 +240,24 @@ def test_two_hosts_on_their_own_addresses_share_one_database(tmp_path: Path) -> 
                     r = owner_b.post("/kb/notes/documents", files={"files": ("big.md", BIG)})
                     again = wait_job(owner_b, r.json()["job_id"], lambda j: j["status"] == "done")
                     assert again["result"]["added_files"] == 1
+
+                    # A again, killed in the middle of a streamed reply this time.
+                    ns, addr, env = setups["a"]
+                    procs[0] = start_host(
+                        ns, tmp_path / "a", addr, {**env, "RAGCHAT_CRASH_AT": "chat.token#3"}
+                    )
+                    wait_ready(procs[0], hosts["a"], tmp_path / f"rca{tag}.log")
+                    turn = stream_turn(owner_a, "I feel anxious about my exams")
+                    assert procs[0].wait(60) == -9
+                    meta = turn.first("metadata")
+                    assert meta is not None and turn.first("final") is None
+                    cid = meta["session_id"]
+                    reply = wait_reply(owner_b, cid, lambda m: m["status"] == "interrupted")
+                    question = [m for m in reply if m["role"] == "user"]
+                    assert [m["content"] for m in question] == ["I feel anxious about my exams"]
+                    # The conversation carries on through B.
+                    after = stream_turn(owner_b, "Thank you, that helps a little", cid)
+                    assert after.first("final") is not None, after.events
             assert stores.check_kb(settings, "notes").ok
         finally:
             for proc in procs:
