@@ -18,7 +18,6 @@ from ragchat.errors import (
     IndexStateError,
     InvalidKnowledgeBaseName,
     KnowledgeBaseNotFound,
-    ModelMismatchError,
 )
 from ragchat.index import generations as gens
 from ragchat.index.base import DenseIndex, Embedder, KeywordIndex, Matrix, Vector
@@ -27,7 +26,7 @@ from ragchat.index.chunkstore import ChunkStore, DocumentRow
 from ragchat.index.crashpoints import crashpoint
 from ragchat.index.dense import load_dense_index, new_dense_index
 from ragchat.index.generations import Generation
-from ragchat.index.manifest import Manifest, now_iso
+from ragchat.index.manifest import Manifest, check_embedder, now_iso
 from ragchat.types import Chunk, Exclude, ExcludeResolved
 
 _Search = Callable[[Any, int, "np.ndarray | None"], tuple[np.ndarray, np.ndarray]]
@@ -181,16 +180,7 @@ class KnowledgeBase:
     ) -> KnowledgeBase:
         name = path.name
         manifest = Manifest.load(gen.dir)
-        if manifest.embedding_model != embedder.model_name or manifest.dim != embedder.dim:
-            msg = (
-                f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
-                f"(dim {manifest.dim}) but the configured embedder is "
-                f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
-                "the original model"
-            )
-            if strict_model or manifest.dim != embedder.dim:
-                raise ModelMismatchError(msg)
-            log.warning(msg)
+        check_embedder(manifest, name, embedder, strict=strict_model)
         store = ChunkStore(gen.dir / "chunks.sqlite")
         try:
             dense = load_dense_index(manifest.dense_backend, gen.dir, manifest.dim)

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from ragchat.errors import IndexStateError
+from ragchat.errors import IndexStateError, ModelMismatchError
+
+if TYPE_CHECKING:
+    from ragchat.index.base import Embedder
 
 FORMAT_VERSION = 1
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+log = logging.getLogger(__name__)
 
 
 class Manifest(BaseModel):
@@ -54,3 +61,20 @@ class Manifest(BaseModel):
             ) from exc
         except (ValueError, ValidationError) as exc:
             raise IndexStateError(f"{path} is corrupt: {exc}") from exc
+
+
+def check_embedder(manifest: Manifest, name: str, embedder: Embedder, *, strict: bool) -> None:
+    """A knowledge base opened with another embedding model than it was built with: an error
+    (``ModelMismatchError``) when ``strict`` or the dimensions differ, else a warning, for
+    every store alike."""
+    if manifest.embedding_model == embedder.model_name and manifest.dim == embedder.dim:
+        return
+    msg = (
+        f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
+        f"(dim {manifest.dim}) but the configured embedder is "
+        f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
+        "the original model"
+    )
+    if strict or manifest.dim != embedder.dim:
+        raise ModelMismatchError(msg)
+    log.warning(msg)

@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from ragchat.errors import IndexStateError, KnowledgeBaseNotFound, ModelMismatchError
+from ragchat.errors import IndexStateError, KnowledgeBaseNotFound
 from ragchat.index import pg_search, pg_write
 from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.crashpoints import crashpoint
 from ragchat.index.kb import validate_name
-from ragchat.index.manifest import Manifest, now_iso
+from ragchat.index.manifest import Manifest, check_embedder, now_iso
 from ragchat.index.pg_catalogue import PgCatalogue
 from ragchat.index.pg_conn import (
     Session,
@@ -113,16 +113,7 @@ class PgVectorKB:
     ) -> PgVectorKB:
         with pool(settings).connection() as conn:
             kb_id, manifest, _ = _kb_row(conn, name)
-        if manifest.embedding_model != embedder.model_name or manifest.dim != embedder.dim:
-            msg = (
-                f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
-                f"(dim {manifest.dim}) but the configured embedder is "
-                f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
-                "the original model"
-            )
-            if strict_model or manifest.dim != embedder.dim:
-                raise ModelMismatchError(msg)
-            log.warning(msg)
+        check_embedder(manifest, name, embedder, strict=strict_model)
         return cls(settings, kb_id, manifest, embedder)
 
     @staticmethod

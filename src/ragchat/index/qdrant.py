@@ -14,12 +14,11 @@ import numpy as np
 from ragchat.errors import (
     IndexStateError,
     KnowledgeBaseNotFound,
-    ModelMismatchError,
 )
 from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import validate_name
-from ragchat.index.manifest import Manifest, now_iso
+from ragchat.index.manifest import Manifest, check_embedder, now_iso
 from ragchat.index.qdrant_catalogue import QdrantCatalogue, scroll
 from ragchat.index.qdrant_conn import (
     CHILD,
@@ -120,16 +119,7 @@ class QdrantKB:
         cls, settings: Settings, name: str, embedder: Embedder, *, strict_model: bool = True
     ) -> QdrantKB:
         manifest = cls.read_manifest(settings, name)
-        if manifest.embedding_model != embedder.model_name or manifest.dim != embedder.dim:
-            msg = (
-                f"knowledge base {name!r} was built with {manifest.embedding_model!r} "
-                f"(dim {manifest.dim}) but the configured embedder is "
-                f"{embedder.model_name!r} (dim {embedder.dim}); re-ingest it or configure "
-                "the original model"
-            )
-            if strict_model or manifest.dim != embedder.dim:
-                raise ModelMismatchError(msg)
-            log.warning(msg)
+        check_embedder(manifest, name, embedder, strict=strict_model)
         return cls(settings, name, manifest, embedder)
 
     @classmethod
