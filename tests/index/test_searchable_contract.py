@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.index.base import KeepsVectors, ListsChildren, SearchableKB
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.settings import Settings, VectorStoreSettings
 from ragchat.types import Chunk, Exclude
 

@@ -55,11 +55,11 @@ from ragchat.api.services._sync import run_sync
 from ragchat.api.services.access import DocumentAccess, uploads_dir
 from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
-from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.services.leases import keep_leases
 from ragchat.api.state import AppState
 from ragchat.errors import ConfigError, IngestCancelled
 from ragchat.index.base import Embedder
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store

@@ -14,13 +14,13 @@ from ragchat.api.services.engine_loop import ThreadedEngine
 from ragchat.api.services.health import HealthService
 from ragchat.api.services.identity import CookieSigner
 from ragchat.api.services.jobs import FairJobQueue
-from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.api.services.knowledge_bases import KnowledgeBaseCatalogue
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
 from ragchat.errors import ConfigError
 from ragchat.index.base import Embedder
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.index.worker import build_ingester
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import RateLimiter, Store

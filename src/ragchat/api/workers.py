@@ -12,7 +12,7 @@ keys, conversations and upload jobs are rows in the database, so any worker serv
 a job runs in the worker that took the upload, which renews its lease (``leases.py``), and a
 job whose worker died is marked interrupted by the others. Knowledge bases are shared files
 (or Qdrant): a write takes the knowledge base's cross-process lock, and the other workers see
-it on their next read (``services/kbs.py``). Stream slots and the fair upload queue stay per
+it on their next read (``index/registry.py``). Stream slots and the fair upload queue stay per
 worker."""
 
 from __future__ import annotations
@@ -41,13 +41,12 @@ APP_FACTORY = "ragchat.api.workers:worker_app"
 
 def check_many_workers(settings: Settings) -> None:
     """``ConfigError`` for what cannot be shared by several processes."""
-    store = settings.vector_store
-    if store.backend == "qdrant" and not store.url:
+    from ragchat.index.stores import vector_store
+
+    reason = vector_store(settings).single_process()
+    if reason is not None:
         raise ConfigError(
-            f"--workers {settings.api.workers} cannot use Qdrant's local mode "
-            f"({settings.qdrant_path}): qdrant-client locks that folder to one process. "
-            "Run a Qdrant server and set RAGCHAT_VECTOR_STORE__URL, use the embedded "
-            "store, or serve with one worker"
+            f"--workers {settings.api.workers} cannot use {reason}, or serve with one worker"
         )
 
 

@@ -92,6 +92,11 @@ class VectorStore(Protocol):
         """Makes the knowledge base consistent again; returns what was done, one line each."""
         ...
 
+    def single_process(self) -> str | None:
+        """Why only one process may open this store, with what to do instead (None: any
+        number of processes can)."""
+        ...
+
 
 class EmbeddedStore:
     backend: Backend = "embedded"
@@ -155,6 +160,9 @@ class EmbeddedStore:
         from ragchat.index.kb_check import repair
 
         return repair(self.root, name)
+
+    def single_process(self) -> str | None:
+        return None  # writers take turns through the lock file, readers reopen on commit
 
 
 class _ServerStore:
@@ -236,6 +244,9 @@ class _ServerStore:
         finally:
             kb.close()
 
+    def single_process(self) -> str | None:
+        return None
+
 
 class QdrantStore(_ServerStore):
     backend: Backend = "qdrant"
@@ -247,6 +258,15 @@ class QdrantStore(_ServerStore):
 
     def where(self) -> str:
         return self.settings.vector_store.url or str(self.settings.qdrant_path)
+
+    def single_process(self) -> str | None:
+        if self.settings.vector_store.url:
+            return None
+        return (
+            f"Qdrant's local mode ({self.settings.qdrant_path}): qdrant-client locks that "
+            "folder to one process. Run a Qdrant server and set RAGCHAT_VECTOR_STORE__URL, "
+            "use the embedded or pgvector store"
+        )
 
     def describe(self, name: str) -> KBInfo:
         from ragchat.index.qdrant_conn import collection_name

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ragchat.api.services.access import DocumentAccess
-from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.fake import HashingEmbedder
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.settings import Settings, VectorStoreSettings
 from ragchat.types import Chunk, ExcludeResolved, Only
 

@@ -24,10 +24,9 @@ from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import WritableKB
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.kb import validate_name
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.settings import Settings
 from ragchat.types import DocumentLabel, Only
-
-from .kbs import KnowledgeBaseRegistry
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
 _USER_FOLDER = re.compile(r"[A-Za-z0-9_-]{1,100}")

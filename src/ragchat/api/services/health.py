@@ -23,12 +23,12 @@ import httpx
 
 from ragchat import __version__
 from ragchat.index.base import Embedder
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.retrieve.factory import shared_reranker
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 
 from .engine_loop import Engine
-from .kbs import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
 LLM_PROBE_TTL_S = 30.0

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragchat.api.services.kbs import KnowledgeBaseRegistry
 from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFound
 from ragchat.index.base import KeepsVectors, ListsChildren
 from ragchat.index.fake import HashingEmbedder
 from ragchat.index.kb import KnowledgeBase
+from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.fields import title_index
 from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
@@ -103,7 +103,7 @@ def test_a_commit_by_another_worker_is_seen_by_the_next_read(
     with first.writing("demo") as kb:
         kb.add_chunks([_doc("b", "Asthma", "wheeze and breathlessness")])
     assert shared.child_count() == 1  # checked at most once per STALE_CHECK_S
-    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    monkeypatch.setattr("ragchat.index.registry.STALE_CHECK_S", 0.0)
     assert shared.child_count() == 2
     assert shared.version() != before  # caches keyed on the version are rebuilt
     assert [c.chunk_id for c in shared.get_chunks(["b:c0"])] == ["b:c0"]
@@ -132,7 +132,7 @@ def test_a_write_waits_for_another_workers_write_and_builds_on_it(
         assert not entered.is_set()
     thread.join(30)
     assert entered.is_set()
-    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    monkeypatch.setattr("ragchat.index.registry.STALE_CHECK_S", 0.0)
     for registry in (first, second):
         with registry.reading("demo") as live:
             got = live.get_chunks(["a:c0", "b:c0", "c:c0"])
@@ -168,7 +168,7 @@ def test_a_knowledge_base_deleted_by_another_worker_is_gone_at_the_next_read(
     first, second = two_workers
     with second.reading("demo") as kb:
         assert kb.child_count() == 1
-    monkeypatch.setattr("ragchat.api.services.kbs.STALE_CHECK_S", 0.0)
+    monkeypatch.setattr("ragchat.index.registry.STALE_CHECK_S", 0.0)
     KnowledgeBase.delete(first.root, "demo")
     assert second.vector_count("demo") is None
     with pytest.raises(KnowledgeBaseNotFound), second.reading("demo"):

@@ -25,7 +25,7 @@ from ragchat.errors import IndexStateError, IngestCancelled, KnowledgeBaseNotFou
 from ragchat.index import stores
 from ragchat.index.base import Embedder, Matrix, SearchableKB, Vector, WritableKB
 from ragchat.index.generations import WriteLock
-from ragchat.index.kb import LOCK_TIMEOUT_S, KnowledgeBase, validate_name
+from ragchat.index.kb import LOCK_TIMEOUT_S
 from ragchat.settings import Settings
 from ragchat.types import Chunk
 
@@ -35,8 +35,9 @@ STALE_CHECK_S = 1.0  # how often a live instance is compared with the committed 
 
 
 class KnowledgeBaseRegistry:
-    """``settings`` given: knowledge bases live in its configured vector store (embedded files
-    under ``root``, or Qdrant); without it, embedded files under ``root`` (tests)."""
+    """Knowledge bases in ``settings``' configured vector store (``stores.vector_store``);
+    without settings, embedded files under ``root`` (tests). Every backend difference is the
+    ``VectorStore``'s: the registry only asks it."""
 
     def __init__(
         self,
@@ -48,8 +49,9 @@ class KnowledgeBaseRegistry:
     ) -> None:
         self.root = Path(root)
         self.embedder = embedder
-        self.chunking = dict(chunking or {})
         self.settings = settings
+        # what a knowledge base created here is chunked with: the settings' when given
+        self.chunking = settings.chunking.model_dump() if settings else dict(chunking or {})
         self.store = stores.vector_store(settings) if settings else stores.EmbeddedStore(root)
         self._live: dict[str, WritableKB] = {}
         self._lock = threading.RLock()  # guards _live; held by every read and by the swap
@@ -59,21 +61,16 @@ class KnowledgeBaseRegistry:
     # -- reading -----------------------------------------------------------------------------
     @property
     def remote(self) -> bool:
-        """True when the store is shared (Qdrant): any instance reads the current state."""
+        """True when the store is shared (Qdrant, pgvector): any instance reads the current
+        state."""
         return self.store.shared
 
     def _open(
         self, name: str, *, create: bool = False, lock: WriteLock | None = None
     ) -> WritableKB:
-        if self.settings is None:
-            if create:
-                return KnowledgeBase.open_or_create(
-                    self.root, name, self.embedder, chunking=self.chunking, lock=lock
-                )
-            return KnowledgeBase.open(self.root, name, self.embedder, lock=lock)
-        if create:
-            return stores.open_or_create_kb(self.settings, name, self.embedder, lock=lock)
-        return stores.open_kb(self.settings, name, self.embedder, lock=lock)
+        if create and name not in self.store.names():
+            return self.store.create(name, self.embedder, chunking=self.chunking, lock=lock)
+        return self.store.open(name, self.embedder, lock=lock)
 
     def open(self, name: str) -> SearchableKB:
         """The engine's ``kb_opener``: a proxy that always reads the current instance (a
@@ -128,9 +125,7 @@ class KnowledgeBaseRegistry:
         log.info("knowledge base %s changed in another process: reopened", name)
 
     def names(self) -> list[str]:
-        if self.settings is None:
-            return KnowledgeBase.names(self.root)
-        return stores.kb_names(self.settings)
+        return self.store.names()
 
     def describe(self, name: str) -> stores.KBInfo:
         return self.store.describe(name)
@@ -156,21 +151,14 @@ class KnowledgeBaseRegistry:
 
     # -- writing -----------------------------------------------------------------------------
     def _delete(self, name: str) -> None:
-        if self.settings is None:
-            KnowledgeBase.delete(self.root, name)
-        else:
-            stores.delete_kb(self.settings, name)
+        self.store.delete(name)
 
     def _writer_lock(self, name: str) -> threading.Lock:
         with self._lock:
             return self._writers.setdefault(name, threading.Lock())
 
     def _write_lock(self, name: str) -> WriteLock:
-        if self.settings is not None:
-            return stores.write_lock(self.settings, name)
-        folder = self.root / validate_name(name)
-        folder.mkdir(parents=True, exist_ok=True)
-        return WriteLock(folder)
+        return self.store.write_lock(name)
 
     @contextmanager
     def writing(
