@@ -231,7 +231,8 @@ def kb_migrate(
     data_dir: DataDir = None,
 ) -> None:
     """Copy a knowledge base between vector stores without re-embedding (vectors, chunks,
-    documents, files, manifest). Interrupted, run it again: it resumes. The Qdrant side is the
+    documents, files, manifest). Interrupted, run it again: it resumes (into pgvector the copy is
+    one transaction: an interrupted one left nothing, and starts over). The Qdrant side is the
     one RAGCHAT_VECTOR_STORE__URL / __PATH configure; pgvector's, RAGCHAT_VECTOR_STORE__URL or
     RAGCHAT_DATABASE_URL."""
     from ragchat import errors

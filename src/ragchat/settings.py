@@ -347,6 +347,10 @@ class VectorStoreSettings(BaseModel):
     hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
     exact_below: int = Field(default=1_000, ge=0)
     pool_size: int = Field(default=8, ge=1)
+    # pgvector: memory for one HNSW build after a bulk load (``kb migrate``), in MiB
+    # (``maintenance_work_mem`` of that transaction). A graph larger than this is built far
+    # more slowly; 512 MiB holds about 250k 384-d vectors.
+    hnsw_build_mib: int = Field(default=512, ge=64, le=65_536)
 
 
 class CompatSettings(BaseModel):

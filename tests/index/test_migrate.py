@@ -153,7 +153,7 @@ class Interrupt(Exception):
     pass
 
 
-@pytest.mark.parametrize("target", ["embedded", "qdrant", PGVECTOR])
+@pytest.mark.parametrize("target", ["embedded", "qdrant"])
 @pytest.mark.parametrize("where", ["between batches", "inside a batch"])
 def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
     settings: Settings,
@@ -182,11 +182,7 @@ def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
             )  # type: ignore[arg-type]
     else:
         # Killed after the second batch's chunks were written but before its save.
-        cls: Any = {"embedded": KnowledgeBase, "qdrant": QdrantKB}.get(target)
-        if cls is None:
-            from ragchat.index.pgvector import PgVectorKB
-
-            cls = PgVectorKB
+        cls: Any = {"embedded": KnowledgeBase, "qdrant": QdrantKB}[target]
         real = cls.add_document_row
         calls = {"n": 0}
 
@@ -208,6 +204,84 @@ def test_an_interrupted_copy_resumes_to_the_counts_of_a_clean_one(
     assert_same(clean, resumed)
     if where == "between batches" or target != "embedded":
         assert report.resumed and report.skipped_documents >= 1
+
+
+def pg_tables(settings: Settings) -> list[str]:
+    import psycopg
+
+    from ragchat.index.pg_conn import database_url
+
+    with psycopg.connect(database_url(settings)) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename ~ '^kb[0-9]+_'",
+            [settings.vector_store.pg_schema],
+        ).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not PGVECTOR_URL, reason="RAGCHAT_TEST_PGVECTOR_URL is not set")
+@pytest.mark.parametrize("where", ["while copying", "while building the index"])
+def test_an_interrupted_copy_into_pgvector_leaves_nothing(
+    settings: Settings, docs: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Loaded in one transaction, the HNSW index built at its end: stopped anywhere, the
+    target does not exist (not even its name or tables), and a re-run copies it whole."""
+    from ragchat.index import pgvector
+
+    build(settings, "embedded", docs).close()
+    migrate(settings, "demo", "pgvector", new_name="clean", source="embedded")
+    clean = snapshot(settings, "pgvector", "clean")
+    monkeypatch.setattr(migrate_module, "_BATCH_CHILDREN", 5)  # one document per batch
+    seen: list[str] = []
+
+    def record(stage: str, done: int, total: int) -> None:
+        seen.append(stage)
+        if where == "while copying" and stage == "copy" and 0 < done < total:
+            raise Interrupt
+
+    def failing_index(self: Any) -> None:
+        raise Interrupt
+
+    if where == "while building the index":
+        monkeypatch.setattr(pgvector.PgVectorKB, "_build_index", failing_index)
+    with pytest.raises(Interrupt):
+        migrate(settings, "demo", "pgvector", new_name="again", source="embedded", progress=record)
+    assert seen[-1] == ("copy" if where == "while copying" else "index")
+    assert stores.kb_names(settings, backend="pgvector") == ["clean"]
+    assert len(pg_tables(settings)) == 2  # the clean copy's chunks and terms, nothing else
+    monkeypatch.undo()
+    report = migrate(settings, "demo", "pgvector", new_name="again", source="embedded")
+    assert not report.resumed and report.skipped_documents == 0
+    again = snapshot(settings, "pgvector", "again")
+    assert again["migrating"] is None
+    assert_same(clean, again)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not PGVECTOR_URL, reason="RAGCHAT_TEST_PGVECTOR_URL is not set")
+def test_a_copy_into_pgvector_builds_its_hnsw_index_once_at_the_end(
+    settings: Settings, docs: Path
+) -> None:
+    """The index exists after the copy (a later write keeps it up to date), and the dense
+    ranking is the source's."""
+    import psycopg
+
+    from ragchat.index.pg_conn import database_url
+
+    build(settings, "embedded", docs).close()
+    migrate(settings, "demo", "pgvector", source="embedded")
+    with psycopg.connect(database_url(settings)) as conn:
+        indexes = [
+            r[0]
+            for r in conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexdef LIKE %s",
+                [settings.vector_store.pg_schema, "%USING hnsw%"],
+            ).fetchall()
+        ]
+    assert len(indexes) == 1 and "vector_ip_ops" in indexes[0]
+    source, target = snapshot(settings, "embedded", "demo"), snapshot(settings, "pgvector", "demo")
+    assert target["dense"] == source["dense"] and target["counts"] == source["counts"]
 
 
 def test_an_existing_knowledge_base_is_never_overwritten(settings: Settings, docs: Path) -> None:

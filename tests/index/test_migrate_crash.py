@@ -1,7 +1,8 @@
 """``ragchat kb migrate`` killed with SIGKILL (``Settings.crash_at``) at each point of a copy,
 both ways between the embedded store and Qdrant's local mode: the re-run ends with exactly what
 one clean run leaves (counts, chunks, vectors, documents, files, and no orphan points or
-vectors), and the source is untouched."""
+vectors), and the source is untouched. Into pgvector (one transaction): nothing at all until
+the commit, then the whole copy."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,11 @@ def build_source(settings: Settings, backend: str, folder: Path) -> None:
 def run_migrate(settings: Settings, to: str, name: str, crash: str | None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")}
     env.update(RAGCHAT_DATA_DIR=str(settings.data_dir), COLUMNS="200")
+    if settings.database_url:  # pgvector's database and scratch schema
+        env.update(
+            RAGCHAT_DATABASE_URL=settings.database_url,
+            RAGCHAT_VECTOR_STORE__PG_SCHEMA=settings.vector_store.pg_schema,
+        )
     if crash:
         env["RAGCHAT_CRASH_AT"] = crash
     code = "import sys; from ragchat.cli import app; sys.argv[0] = 'ragchat'; app()"
@@ -92,6 +99,12 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
         info = stores.describe_kb(settings, name, backend=backend).manifest  # type: ignore[arg-type]
         if isinstance(kb, QdrantKB):
             raw = kb._client.count(kb.collection, exact=True).count
+        elif backend == "pgvector":  # rows of its chunks (children and parents) and postings
+            with kb._session.read() as conn:  # type: ignore[attr-defined]
+                raw = tuple(
+                    conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                    for table in (kb._chunks, kb._terms)  # type: ignore[attr-defined]
+                )
         else:
             raw = (len(kb.dense), len(kb.bm25), kb.store.count(parents=False))  # type: ignore[attr-defined]
         return {
@@ -109,6 +122,19 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
     finally:
         kb.close()
         release(settings)
+
+
+def pg_tables(settings: Settings) -> list[str]:
+    import psycopg
+
+    from ragchat.index.pg_conn import database_url
+
+    with psycopg.connect(database_url(settings)) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename ~ '^kb[0-9]+_'",
+            [settings.vector_store.pg_schema],
+        ).fetchall()
+    return sorted(r[0] for r in rows)
 
 
 @pytest.mark.parametrize("target", ["qdrant", "embedded"])
@@ -136,3 +162,55 @@ def test_a_migration_killed_anywhere_reruns_to_the_counts_of_one_clean_run(
     after = snapshot(settings, source, "demo")
     assert np.allclose(after.pop("vectors"), before.pop("vectors"))
     assert after == before
+
+
+PGVECTOR_URL = os.environ.get("RAGCHAT_TEST_PGVECTOR_URL")
+# Into pgvector the copy is one transaction: killed anywhere up to its commit, the target does
+# not exist at all; the last point is after the commit.
+PG_POINTS = [
+    "migrate.target_ready",
+    "migrate.chunks_written#2",
+    "migrate.rows_written#2",
+    "migrate.copied",
+    "pg.index_built",
+    "pg.before_commit",
+]
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not PGVECTOR_URL, reason="RAGCHAT_TEST_PGVECTOR_URL is not set")
+def test_a_migration_into_pgvector_killed_anywhere_leaves_nothing_or_everything(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        chunking=CHUNKING,
+        database_url=PGVECTOR_URL,
+        vector_store=VectorStoreSettings(pg_schema=f"t_{uuid.uuid4().hex[:12]}"),
+    )
+    try:
+        build_source(settings, "embedded", tmp_path / "docs")
+        before = snapshot(settings, "embedded", "demo")
+        assert run_migrate(settings, "pgvector", "clean", None) == 0
+        clean = snapshot(settings, "pgvector", "clean")
+        assert clean["counts"] == before["counts"] and clean["migrating"] is None
+        tables = pg_tables(settings)
+        for i, point in enumerate(PG_POINTS):
+            name = f"killed{i}"
+            assert run_migrate(settings, "pgvector", name, point) == -signal.SIGKILL, point
+            assert stores.kb_names(settings, backend="pgvector") == ["clean"], point
+            assert pg_tables(settings) == tables, point  # not even empty tables are left
+            release(settings)
+            assert run_migrate(settings, "pgvector", name, None) == 0, point
+            again = snapshot(settings, "pgvector", name)
+            vectors = again.pop("vectors")
+            assert again == {k: v for k, v in clean.items() if k != "vectors"}, point
+            assert np.allclose(vectors, clean["vectors"], atol=1e-6), point
+            stores.delete_kb(settings, name, backend="pgvector")
+        after = snapshot(settings, "embedded", "demo")
+        assert np.allclose(after.pop("vectors"), before.pop("vectors"))
+        assert after == before
+    finally:
+        from ragchat.index.pg_conn import drop_schema
+
+        drop_schema(settings)

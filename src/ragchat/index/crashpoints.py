@@ -8,7 +8,9 @@ Unarmed, a crash point is one comparison. The points, in the order a write reach
 (chunks added), ``ingest.documents`` (document rows added; files and manifest not yet),
 ``save.begin`` (working generation created), ``save.chunks`` (chunk store sealed),
 ``save.dense``, ``save.bm25``, ``save.manifest`` (files written), ``save.fsync`` (synced, not
-yet committed), ``save.flipped`` (committed, old generations not yet tidied).
+yet committed), ``save.flipped`` (committed, old generations not yet tidied). pgvector:
+``pg.chunks_written``, ``pg.index_built`` (a bulk load's HNSW index, not committed),
+``pg.before_commit``. ``kb migrate``: ``migrate.*`` (``index/migrate.py``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,16 @@
 """``kb migrate``: copies a knowledge base between vector stores without re-embedding — the
 stored vectors, chunks, parents, documents, ingested files and the manifest's settings.
 
-Resumable: the target carries ``manifest.migrating_from`` until the copy completes. Documents
-are copied in batches, each ending with a save; a document is skipped on a re-run when the
-target already holds its row (written after its chunks). Qdrant upserts are idempotent, so a
-half-copied batch is simply written again; a pgvector batch is one transaction (all or none);
-an embedded target killed mid-batch no longer opens consistently and is rebuilt from scratch
-(it is local and copying needs no model). Either way a re-run ends with exactly the counts of
-one clean run. The ``crashpoint`` calls are where the crash tests kill the process
+Into pgvector (a store that ``LoadsInOneWrite``) the whole copy is one transaction: rows are
+loaded into tables without a vector index, the HNSW index is built once at the end, and the
+commit makes the knowledge base appear complete; a kill at any instant before leaves nothing
+(a re-run starts over). Elsewhere it is resumable: the target carries
+``manifest.migrating_from`` until the copy completes. Documents are copied in batches, each
+ending with a save; a document is skipped on a re-run when the target already holds its row
+(written after its chunks). Qdrant upserts are idempotent, so a half-copied batch is simply
+written again; an embedded target killed mid-batch no longer opens consistently and is rebuilt
+from scratch (it is local and copying needs no model). Either way a re-run ends with exactly
+the counts of one clean run. The ``crashpoint`` calls are where the crash tests kill the process
 (``tests/index/test_migrate_crash.py``).
 """
 
@@ -24,7 +27,15 @@ from ragchat.index.base import Matrix, Vector, WritableKB
 from ragchat.index.chunkstore import DocumentRow
 from ragchat.index.crashpoints import crashpoint
 from ragchat.index.sparse import document_lengths
-from ragchat.index.stores import Backend, create_kb, delete_kb, describe_kb, kb_names, open_kb
+from ragchat.index.stores import (
+    Backend,
+    LoadsInOneWrite,
+    create_kb,
+    delete_kb,
+    describe_kb,
+    open_kb,
+    vector_store,
+)
 from ragchat.settings import Settings
 from ragchat.types import Chunk
 
@@ -84,19 +95,25 @@ def source_backend(settings: Settings, to: Backend, source: Backend | None = Non
 
 def _target(
     settings: Settings, name: str, to: Backend, source: WritableKB, mark: str
-) -> tuple[WritableKB, bool]:
-    """The target knowledge base, and whether it resumes an interrupted copy."""
+) -> tuple[WritableKB, bool, bool]:
+    """The target knowledge base, whether it resumes an interrupted copy, and whether it is
+    written in one go (``LoadsInOneWrite``: batches are not saved, ``save`` commits it all)."""
     embedder = source.embedder
-    if name in kb_names(settings, backend=to):
+    store = vector_store(settings, to)
+    if name in store.names():
         if describe_kb(settings, name, backend=to).manifest.migrating_from != mark:
             raise IndexStateError(
                 f"knowledge base {name!r} already exists in the {to} store; delete it or "
                 "migrate under another --name"
             )
         try:
-            return open_kb(settings, name, embedder, backend=to), True
+            return open_kb(settings, name, embedder, backend=to), True, False
         except IndexStateError:  # our embedded copy, killed mid-batch: rebuilt from scratch
             delete_kb(settings, name, backend=to)
+    if isinstance(store, LoadsInOneWrite):
+        staged = store.create_staged(name, embedder, chunking=dict(source.manifest.chunking))
+        staged.manifest.migrating_from = mark
+        return staged, False, True
     dense = source.manifest.dense_backend  # a server store's name means nothing to files
     target = create_kb(
         settings,
@@ -108,7 +125,7 @@ def _target(
     target.manifest.chunking = dict(source.manifest.chunking)
     target.manifest.migrating_from = mark
     target.save()
-    return target, False
+    return target, False, False
 
 
 def migrate(
@@ -128,10 +145,10 @@ def migrate(
     target_name = new_name or name
     mark = f"{origin}:{name}"
     report = MigrationReport(f"{origin}:{name}", f"{to}:{target_name}")
-    target, report.resumed = _target(settings, target_name, to, kb, mark)
+    target, report.resumed, one_write = _target(settings, target_name, to, kb, mark)
     crashpoint("migrate.target_ready")
     try:
-        _copy(kb, target, report, progress)
+        _copy(kb, target, report, progress, save_batches=not one_write)
     finally:
         kb.close()
         target.close()
@@ -139,7 +156,12 @@ def migrate(
 
 
 def _copy(
-    source: WritableKB, target: WritableKB, report: MigrationReport, progress: Progress
+    source: WritableKB,
+    target: WritableKB,
+    report: MigrationReport,
+    progress: Progress,
+    *,
+    save_batches: bool = True,
 ) -> None:
     children = source.children()
     parents = source.parents()
@@ -163,11 +185,11 @@ def _copy(
         batch.append(row)
         size = sum(not c.is_parent for r in batch for c in by_doc.get(r.doc_id, []))
         if size >= _BATCH_CHILDREN:
-            copied += _write(source, target, batch, by_doc, files, report)
+            copied += _write(source, target, batch, by_doc, files, report, save_batches)
             progress("copy", copied, total)
             batch = []
     if batch:
-        copied += _write(source, target, batch, by_doc, files, report)
+        copied += _write(source, target, batch, by_doc, files, report, save_batches)
     for path, sha in files.items():  # files whose documents were all duplicates elsewhere
         if target.store.file_sha(path) != sha:
             target.store.record_file(path, sha, "migrated")
@@ -182,7 +204,11 @@ def _copy(
             "pinned_avgdl": None,
         }
     target.manifest.migrating_from = None
+    if not save_batches:
+        progress("index", 0, 1)
     target.save()
+    if not save_batches:
+        progress("index", 1, 1)
     report.children = target.child_count()
     report.parents = len(target.parents())
     report.documents = len(target.store.documents())
@@ -203,9 +229,10 @@ def _write(
     by_doc: dict[str, list[Chunk]],
     files: dict[str, str],
     report: MigrationReport,
+    save: bool,
 ) -> int:
     """One batch: chunks with their stored vectors, then document rows and their files, then
-    a save (the point a re-run resumes from)."""
+    a save (the point a re-run resumes from) unless the target is written in one go."""
     chunks = [c for r in rows for c in by_doc.get(r.doc_id, [])]
     children = [c for c in chunks if not c.is_parent]
     vectors = source.stored_vectors([c.chunk_id for c in children]) if children else None
@@ -222,6 +249,7 @@ def _write(
         if row.file_path and row.file_path in files:
             target.store.record_file(row.file_path, files[row.file_path], row.added_at)
     crashpoint("migrate.rows_written")
-    target.save()
-    crashpoint("migrate.batch_saved")
+    if save:
+        target.save()
+        crashpoint("migrate.batch_saved")
     return len(children)

@@ -74,8 +74,19 @@ def kb_tables(kb_id: int) -> tuple[str, str]:
     return f"kb{int(kb_id)}_chunks", f"kb{int(kb_id)}_terms"
 
 
-def kb_ddl(kb_id: int, dim: int, m: int, ef_construction: int) -> str:
+def hnsw_ddl(kb_id: int, m: int, ef_construction: int) -> str:
+    chunks, _ = kb_tables(kb_id)
+    return (
+        f"CREATE INDEX {chunks}_hnsw ON {chunks} USING hnsw (embedding vector_ip_ops) "
+        f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+    )
+
+
+def kb_ddl(kb_id: int, dim: int, m: int, ef_construction: int, *, hnsw: bool = True) -> str:
+    """The knowledge base's tables; ``hnsw`` False leaves the vector index out (a bulk load
+    builds it once at the end: ``hnsw_ddl``)."""
     chunks, terms = kb_tables(kb_id)
+    index = f"{hnsw_ddl(kb_id, m, ef_construction)};" if hnsw else ""
     return f"""
 CREATE TABLE {chunks} (
     row_id bigserial PRIMARY KEY,
@@ -91,8 +102,7 @@ CREATE TABLE {chunks} (
     embedding vector({int(dim)})
 );
 CREATE INDEX {chunks}_doc ON {chunks} (doc_id, position);
-CREATE INDEX {chunks}_hnsw ON {chunks} USING hnsw (embedding vector_ip_ops)
-    WITH (m = {int(m)}, ef_construction = {int(ef_construction)});
+{index}
 CREATE TABLE {terms} (
     term text NOT NULL,
     row_id bigint NOT NULL REFERENCES {chunks} ON DELETE CASCADE,
@@ -267,6 +277,14 @@ class Session:
                 return
         with self._pool.connection() as conn:
             yield conn
+
+    def adopt(self, conn: Any) -> None:
+        """Takes over ``conn``, in a transaction already begun (and its row locked) by the
+        caller, as this session's write."""
+        with self._lock:
+            if self._conn is not None:
+                raise RuntimeError("a write is already in progress")
+            self._conn = conn
 
     @contextmanager
     def write(self) -> Iterator[Any]:

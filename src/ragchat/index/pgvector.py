@@ -29,6 +29,7 @@ from ragchat.index.pg_catalogue import PgCatalogue
 from ragchat.index.pg_conn import (
     Session,
     guarded,
+    hnsw_ddl,
     kb_ddl,
     kb_tables,
     pool,
@@ -61,9 +62,34 @@ def _kb_row(conn: Any, name: str) -> tuple[int, Manifest, int]:
     return int(row[0]), Manifest.model_validate(row[1]), int(row[2])
 
 
+def _new_manifest(name: str, embedder: Embedder, chunking: Mapping[str, Any] | None) -> Manifest:
+    validate_name(name)
+    return Manifest(
+        name=name,
+        embedding_model=embedder.model_name,
+        dim=embedder.dim,
+        dense_backend="pgvector",
+        chunking=dict(chunking or {}),
+        created=now_iso(),
+        updated=now_iso(),
+    )
+
+
+def _insert_kb(conn: Any, manifest: Manifest) -> int:
+    row = conn.execute(
+        "INSERT INTO kbs (name, manifest) VALUES (%s, %s) "
+        "ON CONFLICT (name) DO NOTHING RETURNING id",
+        [manifest.name, Jsonb(manifest.model_dump())],
+    ).fetchone()
+    if row is None:
+        raise IndexStateError(f"knowledge base {manifest.name!r} already exists")
+    return int(row[0])
+
+
 class PgVectorKB:
     def __init__(self, settings: Settings, kb_id: int, manifest: Manifest, embedder: Embedder):
         self.settings = settings
+        self._index_pending = False  # create_staged: the HNSW index is built by save
         self.name = manifest.name
         self.manifest = manifest
         self.embedder = embedder
@@ -83,28 +109,45 @@ class PgVectorKB:
         *,
         chunking: Mapping[str, Any] | None = None,
     ) -> PgVectorKB:
-        validate_name(name)
-        manifest = Manifest(
-            name=name,
-            embedding_model=embedder.model_name,
-            dim=embedder.dim,
-            dense_backend="pgvector",
-            chunking=dict(chunking or {}),
-            created=now_iso(),
-            updated=now_iso(),
-        )
+        manifest = _new_manifest(name, embedder, chunking)
         vs = settings.vector_store
         with pool(settings).connection() as conn, conn.transaction():
-            row = conn.execute(
-                "INSERT INTO kbs (name, manifest) VALUES (%s, %s) "
-                "ON CONFLICT (name) DO NOTHING RETURNING id",
-                [name, Jsonb(manifest.model_dump())],
-            ).fetchone()
-            if row is None:
-                raise IndexStateError(f"knowledge base {name!r} already exists")
-            kb_id = int(row[0])
+            kb_id = _insert_kb(conn, manifest)
             conn.execute(kb_ddl(kb_id, embedder.dim, vs.hnsw_m, vs.hnsw_ef_construction))
         return cls(settings, kb_id, manifest, embedder)
+
+    @classmethod
+    @guarded
+    def create_staged(
+        cls,
+        settings: Settings,
+        name: str,
+        embedder: Embedder,
+        *,
+        chunking: Mapping[str, Any] | None = None,
+    ) -> PgVectorKB:
+        """A new knowledge base written in one transaction that ``save`` commits, the HNSW
+        index built once just before (a graph grown row by row over 100k chunks took 30x
+        longer: docs/benchmarks.md). Nobody sees it until then; ``close``, a kill or a lost
+        connection before leave nothing, not even its name."""
+        manifest = _new_manifest(name, embedder, chunking)
+        vs = settings.vector_store
+        conn = pool(settings).getconn()
+        try:
+            conn.execute("BEGIN")
+            kb_id = _insert_kb(conn, manifest)
+            conn.execute(
+                kb_ddl(kb_id, embedder.dim, vs.hnsw_m, vs.hnsw_ef_construction, hnsw=False)
+            )
+        except BaseException:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+            pool(settings).putconn(conn)
+            raise
+        kb = cls(settings, kb_id, manifest, embedder)
+        kb._session.adopt(conn)
+        kb._index_pending = True
+        return kb
 
     @classmethod
     @guarded
@@ -165,6 +208,8 @@ class PgVectorKB:
     def save(self) -> None:
         """Commits the write in progress with the manifest's counts re-derived from it."""
         m = self.manifest
+        if self._index_pending:
+            self._build_index()
         with self._session.write() as conn:
             m.children, m.parents = self._counts(conn)
             m.documents = self.store.document_count()
@@ -180,6 +225,17 @@ class PgVectorKB:
             )
             crashpoint("pg.before_commit")
         self._session.commit()
+
+    def _build_index(self) -> None:
+        """The HNSW index over everything loaded, in the write's transaction, with the
+        memory to hold the whole graph; then fresh planner statistics for both tables."""
+        vs = self.settings.vector_store
+        with self._session.write() as conn:
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{int(vs.hnsw_build_mib)}MB'")
+            conn.execute(hnsw_ddl(self.kb_id, vs.hnsw_m, vs.hnsw_ef_construction))
+            conn.execute(f"ANALYZE {self._chunks}, {self._terms}")
+        self._index_pending = False
+        crashpoint("pg.index_built")
 
     def _counts(self, conn: Any) -> tuple[int, int]:
         sql = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ragchat.index.base import Embedder, WritableKB
 from ragchat.index.generations import WriteLock
@@ -96,6 +96,17 @@ class VectorStore(Protocol):
         """Why only one process may open this store, with what to do instead (None: any
         number of processes can)."""
         ...
+
+
+@runtime_checkable
+class LoadsInOneWrite(Protocol):
+    """A store that can fill a new knowledge base in one write committed by its ``save``,
+    building its indexes once at the end (``kb migrate``'s bulk load): a kill before that
+    leaves nothing, so the copy needs no resuming."""
+
+    def create_staged(
+        self, name: str, embedder: Embedder, *, chunking: Mapping[str, Any] | None = None
+    ) -> WritableKB: ...
 
 
 class EmbeddedStore:
@@ -294,6 +305,15 @@ class PgVectorStore(_ServerStore):
         cls = self._kb_class()
         manifest = cls.read_manifest(self.settings, name)
         return KBInfo(manifest, self.where(), cls.size_on_disk(self.settings, name))
+
+    def create_staged(
+        self, name: str, embedder: Embedder, *, chunking: Mapping[str, Any] | None = None
+    ) -> WritableKB:
+        """``LoadsInOneWrite``: see ``PgVectorKB.create_staged``."""
+        kb: WritableKB = self._kb_class().create_staged(
+            self.settings, name, embedder, chunking=chunking
+        )
+        return kb
 
 
 def vector_store(settings: Settings, backend: Backend | None = None) -> VectorStore:
