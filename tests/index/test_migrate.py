@@ -263,8 +263,8 @@ def test_an_interrupted_copy_into_pgvector_leaves_nothing(
 def test_a_copy_into_pgvector_builds_its_hnsw_index_once_at_the_end(
     settings: Settings, docs: Path
 ) -> None:
-    """The index exists after the copy (a later write keeps it up to date), and the dense
-    ranking is the source's."""
+    """The index exists after the copy (a later write keeps it up to date), the postings are
+    read without visiting the table, and the dense ranking is the source's."""
     import psycopg
 
     from ragchat.index.pg_conn import database_url
@@ -279,7 +279,20 @@ def test_a_copy_into_pgvector_builds_its_hnsw_index_once_at_the_end(
                 [settings.vector_store.pg_schema, "%USING hnsw%"],
             ).fetchall()
         ]
+        # Loaded frozen: BM25's index-only scans of the postings never visit the table,
+        # right after the commit (not only once autovacuum has been round).
+        conn.execute(f"SET search_path = {settings.vector_store.pg_schema}")
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET enable_bitmapscan = off")
+        terms = next(t for t in pg_tables(settings) if t.endswith("_terms"))
+        plan = "\n".join(
+            r[0]
+            for r in conn.execute(
+                f"EXPLAIN (ANALYZE) SELECT tf, dl FROM {terms} WHERE term = 'toddler'"
+            ).fetchall()
+        )
     assert len(indexes) == 1 and "vector_ip_ops" in indexes[0]
+    assert "Index Only Scan" in plan and "Heap Fetches: 0" in plan, plan
     source, target = snapshot(settings, "embedded", "demo"), snapshot(settings, "pgvector", "demo")
     assert target["dense"] == source["dense"] and target["counts"] == source["counts"]
 
