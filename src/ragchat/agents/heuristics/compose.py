@@ -64,18 +64,25 @@ from ragchat.agents.heuristics._text import (
     stem,
     strip_inline,
     words,
-    wordset,
 )
 from ragchat.agents.heuristics.candidates import (
     Candidate,
     candidates,
     embedding_inputs,
 )
+from ragchat.agents.heuristics.coverage import (
+    VOCAB_HITS,
+    hit_stems,
+    hit_text,
+    near,
+    not_covered,
+    unaddressed,
+)
 from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
 from ragchat.index.cache import embed_sentences
-from ragchat.retrieve.sections import question_aspects, topic_stems, without_aspect_words
+from ragchat.retrieve.sections import question_aspects, topic_stems
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -113,28 +120,6 @@ _DATE = re.compile(
 )
 _WHO = re.compile(r"^\s*(?:and\s+)?who(?:'s| is| was| will)?\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
-# A question whose key terms the retrieved passages do not hold is not answered by them:
-# "How much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid
-# search ranks any passage holding a rare query word high, so a word absent from every hit is,
-# in practice, absent from the knowledge base: the check is calibrated by each knowledge base's
-# own vocabulary, with no labels. Refused: half the key terms missing, or a third when one of
-# them names something (a capitalised word or a code such as "E55") — a place, product or
-# code the documents never mention. Plain words miss often for benign reasons ("dads" for
-# "paternity", "abroad" for "international"), so one missing word alone is not enough; a word
-# with a number in it, a contraction or an inflected form is not counted.
-MISSING_SHARE = 0.5
-NAMED_MISSING_SHARE = 0.33
-ADDRESSED_SHARE = 0.3
-YES_NO_SHARE = 0.5
-_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
-_INFLECTED = re.compile(r"(?:ed|ing|ly|est)$")
-_ASKING = frozenset(
-    stem(w)
-    for w in wordset(
-        """mean means meaning happen happens say says said tell know find anything something
-        someone thing do does done doing go going information info details"""
-    )
-)
 # A sentence in the section that answers the question's aspect ("how is X treated" → the
 # Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
 # the lead sentence is in such a section the others must be too.
@@ -172,36 +157,21 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _hit_stems(hit: Hit) -> set[str]:
-    md = hit.chunk.metadata
-    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
-    title = str(md.get("doc_title") or md.get("title") or "")
-    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
-
-
-def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
+def _focus(query: str, hits: Sequence[Hit], embedder: Embedder) -> tuple[set[int] | None, bool]:
     """(ranks of hits on the question's topic or None for all, whether the topic is missing
-    from every hit). See the module docstring."""
-    focus = {s for s in content_stems(topic(query)) if s not in WEAK_STEMS}
+    from every hit: one of its longer words has no hit word near it in meaning, so "I forgot
+    a dose" is on the topic of "If you forget a dose"). See the module docstring."""
+    focus = {s for s in content_stems(topic(query)) if s not in WEAK_STEMS and "'" not in s}
     if not focus:
         return None, False
-    on_topic = {i for i, hit in enumerate(hits) if focus & _hit_stems(hit)}
-    if not on_topic:
-        return None, any(len(s) >= 6 for s in focus)
-    return on_topic, False
-
-
-def _named(word: str) -> bool:
-    return word[:1].isupper() or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
-
-
-def _not_covered(missing: Sequence[str], n_key: int) -> bool:
-    if not n_key:
-        return False
-    counted = [w for w in missing if _named(w) or not _INFLECTED.search(w.lower())]
-    if len(counted) / n_key >= MISSING_SHARE:
-        return True
-    return any(_named(w) for w in counted) and len(counted) / n_key >= NAMED_MISSING_SHARE
+    on_topic = {i for i, hit in enumerate(hits) if focus & hit_stems(hit)}
+    if on_topic:
+        return on_topic, False
+    long_words = [w for w in words(topic(query)) if len(stem(w)) >= 6 and stem(w) in focus]
+    if not long_words:
+        return None, False
+    close = near(long_words, [hit_text(h) for h in hits[:VOCAB_HITS]], embedder)
+    return None, len(close) < len(long_words)
 
 
 _ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
@@ -222,49 +192,6 @@ def _other_row(lead: str, text: str, q_stems: set[str]) -> bool:
     if lead_values is None or values is None or not lead_values & q_stems:
         return False
     return not values & q_stems
-
-
-def _stems(text: str) -> set[str]:
-    return {
-        s
-        for s in content_stems(text)
-        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
-    }
-
-
-def key_terms(query: str) -> tuple[set[str], set[str]]:
-    """(the stems a reply must account for: content words, not generic or asking words,
-    contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
-    documents often say otherwise, "prognosis", and which therefore always count as found)."""
-    key = _stems(query)
-    return key, key - _stems(without_aspect_words(query))
-
-
-def _unaddressed(query: str, chosen: Sequence[Candidate], texts: Sequence[str]) -> bool:
-    """Whether the quoted sentences, with the headings they sit under, hold fewer than
-    ``ADDRESSED_SHARE`` of the question's key terms: "Is it safe to take paracetamol when
-    pregnant?" answered by a sentence that names paracetamol and not pregnancy."""
-    key, said = key_terms(query)
-    if len(key) < 2:
-        return False
-    for c, text in zip(chosen, texts, strict=True):
-        said |= content_stems(text) | content_stems(c.label)
-    share = len(key & said) / len(key)
-    if _YES_NO.match(query):  # a verdict needs the whole question: the drug AND the condition
-        return share <= YES_NO_SHARE
-    return share < ADDRESSED_SHARE
-
-
-def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
-    """The question's key terms that appear in no hit (as words of the question), and how many
-    key terms it has."""
-    key, seen = key_terms(query)
-    if not key:
-        return [], 0
-    for hit in hits:
-        seen |= _hit_stems(hit)
-    by_stem = {stem(w): w for w in words(query)}
-    return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
 
 
 def _shortlist(cands: list[Candidate], q_stems: set[str], limit: int) -> list[Candidate]:
@@ -382,10 +309,10 @@ def compose_answer(
     mode), it is the context by definition."""
     if no_answer or not hits or max_sentences < 1:
         return _no_answer(no_answer_message, hits)
-    allowed, uncovered = _focus(query, hits)
+    allowed, uncovered = _focus(query, hits, embedder)
     if uncovered and require_topic:
         return _no_answer(no_answer_message, hits)
-    if require_topic and _not_covered(*missing_terms(query, hits)):
+    if require_topic and not_covered(query, hits, embedder):
         return _no_answer(no_answer_message, hits)
     cands = candidates(hits, allowed, question_aspects(query))
     if not cands and not require_topic:
@@ -455,8 +382,8 @@ def compose_answer(
         if not duplicate:
             chosen.append(i)
 
-    if require_topic and _unaddressed(
-        query, [cands[i] for i in chosen], [plain[i] for i in chosen]
+    if require_topic and unaddressed(
+        query, [plain[i] for i in chosen], [cands[i].label for i in chosen], embedder
     ):
         return _no_answer(no_answer_message, hits)
     lead = chosen[0]

@@ -1,0 +1,248 @@
+"""Does the retrieved text cover the question? The offline answerer's refusal checks.
+
+A question whose key terms the retrieved passages do not hold is not answered by them: "How
+much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid search ranks
+any passage holding a rare query word high, so a word absent from every hit is, in practice,
+absent from the knowledge base: the checks are calibrated by each knowledge base's own
+vocabulary, with no labels.
+
+A missing word is only *far* when no word of the retrieved passages is near it in meaning
+(word vectors from the knowledge base's own embedder, cosine below ``NEAR_WORD``): users name
+instances of what documents say in general ("a glass of wine" for "alcohol", "fly" for
+"flights", "champagne" for a gift), and those questions are answerable. Everyday words
+(``GENERIC_ZIPF``: "left", "start", "far") never count as missing, nor do inflected forms.
+
+Refused, before composing:
+- half the key terms far, or a third when one of them names something (a capitalised word or a
+  code such as "E55": a place, product or code the documents never mention);
+- one far word that is specific (rare in everyday English, ``SPECIFIC_ZIPF``: "acne", "wifi",
+  "treasurer") and more than ``FOCUS_SHARE`` of the key terms: a short question whose subject
+  the documents never mention;
+- a label with a number the documents number differently ("paper 2" where they only have
+  "paper 1").
+
+Refused, after composing (``unaddressed``): the quoted sentences hold under ``ADDRESSED_SHARE``
+of the key terms (a yes/no question: at most ``YES_NO_SHARE``, as a verdict needs the drug AND
+the condition), or the question asks for a measured value (a price, a weight, a loudness, an
+area, a count) and no quoted sentence holds one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from ragchat.agents.heuristics._text import (
+    STOPWORDS,
+    WEAK_STEMS,
+    content_stems,
+    stem,
+    words,
+    wordset,
+)
+from ragchat.index.base import Embedder
+from ragchat.index.cache import embed_sentences
+from ragchat.retrieve.sections import without_aspect_words
+from ragchat.types import Hit
+
+MISSING_SHARE = 0.5
+NAMED_MISSING_SHARE = 0.33
+FOCUS_SHARE = 0.2
+ADDRESSED_SHARE = 0.3
+YES_NO_SHARE = 0.5
+NEAR_WORD = 0.6
+GENERIC_ZIPF = 5.9  # "work", "still", "need", "take": too common to name what a question is about
+EVERYDAY_ZIPF = 5.5  # "left", "start", "school": their absence from the passages proves little
+SPECIFIC_ZIPF = 4.6  # "acne", "wifi", "treasurer"; not "train", "coffee", "conference"
+VOCAB_HITS = 8
+_WORD_OWNER = "\x00word"  # the embedder's sentence cache keeps word vectors under this owner
+
+_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
+_INFLECTED = re.compile(r"(?:ed|ing|ly|est)$")
+_ASKING = frozenset(
+    stem(w)
+    for w in wordset(
+        """mean means meaning happen happens say says said tell know find anything something
+        someone thing do does done doing go going information info details"""
+    )
+)
+_VOCAB_WORD = re.compile(r"[A-Za-z][a-z]{2,}")
+# "paper 2", "lecture 7", "room 12": a label and its number.
+_LABEL_NUMBER = re.compile(r"\b([A-Za-z]{3,})\s+(\d{1,4})\b(?!\s*(?:%|[a-zA-Z]))")
+_NOT_LABELS = wordset(
+    """under over than about around least most more less after before every each per within
+    first last next top aged age ages weighing weigh from into onto between up down only"""
+)
+# A question asking for a measured value, and what a sentence holding that value looks like.
+_MEASURES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(ask, re.IGNORECASE), re.compile(value, re.IGNORECASE))
+    for ask, value in (
+        (
+            r"\b(?:cost|costs|price|prices|priced|how expensive|fee|fees)\b",
+            r"[£$€¥]|\b(?:pounds?|pence|dollars?|euros?|quid|cents?|free|charge[sd]?)\b|\d+p\b",
+        ),
+        (
+            r"\b(?:weigh|weighs|how heavy|weight of)\b",
+            r"\d\s*(?:kg|g|kilos?|kilograms?|grams?|lbs?|pounds|tonnes?|stone)\b",
+        ),
+        (r"\b(?:how loud|noise level|how noisy)\b", r"\d\s*(?:db|dba|decibels?)\b"),
+        (
+            r"\b(?:how big|how large|square (?:metres|meters|feet)|how tall|how wide|dimensions)\b",
+            r"\d\s*(?:m|cm|mm|km|metres?|meters?|feet|ft|inches|in|m2|m²|sq|square|acres?)\b",
+        ),
+        (
+            r"^\s*(?:and\s+)?how many\b",
+            r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty"
+            r"|thirty|forty|fifty|hundred|dozen|no|none|single|both|half)\b",
+        ),
+    )
+)
+
+
+@lru_cache(maxsize=50_000)
+def _zipf(word: str) -> float:
+    """How common ``word`` is in everyday English (Zipf scale, 0–8); 0 when the frequency
+    tables are not installed, so every word then counts as specific and none as generic."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - wordfreq is a core dependency
+        return 0.0
+    return float(zipf_frequency(word.lower(), "en"))
+
+
+def named(word: str) -> bool:
+    return word[:1].isupper() or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+
+
+def _stems(text: str) -> set[str]:
+    return {
+        s
+        for s in content_stems(text)
+        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
+    }
+
+
+def _generic_stems(query: str) -> set[str]:
+    """Stems of the question's everyday words ("left", "work", "start"): a reply need not
+    repeat them."""
+    return {stem(w) for w in words(query) if not named(w) and _zipf(w) >= GENERIC_ZIPF}
+
+
+def key_terms(query: str) -> tuple[set[str], set[str]]:
+    """(the stems a reply must account for: content words, not generic or asking words,
+    contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
+    documents often say otherwise, "prognosis", and which therefore always count as found)."""
+    key = _stems(query)
+    return key, key - _stems(without_aspect_words(query))
+
+
+def hit_stems(hit: Hit) -> set[str]:
+    md = hit.chunk.metadata
+    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+    title = str(md.get("doc_title") or md.get("title") or "")
+    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
+
+
+def hit_text(hit: Hit) -> str:
+    md = hit.chunk.metadata
+    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+    return f"{md.get('doc_title') or md.get('title') or ''} {path} {hit.context or hit.chunk.text}"
+
+
+def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
+    """The question's key terms that appear in no hit (as words of the question), and how many
+    key terms it has."""
+    key, seen = key_terms(query)
+    if not key:
+        return [], 0
+    for hit in hits:
+        seen |= hit_stems(hit)
+    by_stem = {stem(w): w for w in words(query)}
+    return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
+
+
+def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[str]:
+    """The ``terms`` that some word of ``texts`` is near in meaning (cosine ≥ ``NEAR_WORD``).
+    Word vectors go through the embedder's sentence cache, so a knowledge base's words are
+    embedded once per process."""
+    vocab = sorted({w.lower() for t in texts for w in _VOCAB_WORD.findall(t)} - STOPWORDS - {""})
+    asked = [t.lower().replace("’", "'").split("'")[0] for t in terms]  # "kid's" → "kid"
+    if not vocab or not asked:
+        return set()
+    vecs = embed_sentences(embedder, [_WORD_OWNER] * (len(vocab) + len(asked)), vocab + asked)
+    sims = vecs[len(vocab) :] @ vecs[: len(vocab)].T
+    best = np.max(sims, axis=1)
+    return {t for t, s in zip(terms, best, strict=True) if float(s) >= NEAR_WORD}
+
+
+def _counted(missing: Sequence[str]) -> list[str]:
+    """Missing words that may show the question is not covered: names and codes, and plain
+    words that are neither inflected forms nor everyday words."""
+    return [
+        w
+        for w in missing
+        if named(w) or (not _INFLECTED.search(w.lower()) and _zipf(w) < EVERYDAY_ZIPF)
+    ]
+
+
+def _renumbered(query: str, hits: Sequence[Hit]) -> bool:
+    """Whether the question names a label with a number ("paper 2") that the hits only give
+    other numbers ("paper 1")."""
+    text = " ".join(hit_text(h) for h in hits)
+    for label, number in _LABEL_NUMBER.findall(query):
+        if label.lower() in _NOT_LABELS or label.lower() in STOPWORDS:
+            continue
+        found = re.findall(rf"\b{re.escape(label)}\s+(\d{{1,4}})\b", text, re.IGNORECASE)
+        if found and number not in found:
+            return True
+    return False
+
+
+def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> bool:
+    """The refusals made before composing (module docstring)."""
+    if _renumbered(query, hits):
+        return True
+    missing, n_key = missing_terms(query, hits)
+    counted = _counted(missing)
+    if not n_key or not counted:
+        return False
+    plain = [w for w in counted if not named(w)]
+    texts = [hit_text(h) for h in hits[:VOCAB_HITS]]
+    close = near(plain, texts, embedder) if plain and embedder is not None else set()
+    far = [w for w in counted if w not in close]
+    share = len(far) / n_key
+    if share >= MISSING_SHARE:
+        return True
+    if any(named(w) for w in far) and share >= NAMED_MISSING_SHARE:
+        return True
+    specific = [w for w in far if not named(w) and _zipf(w) < SPECIFIC_ZIPF]
+    return bool(specific) and share > FOCUS_SHARE
+
+
+def unaddressed(
+    query: str, texts: Sequence[str], labels: Sequence[str], embedder: Embedder | None
+) -> bool:
+    """Whether the quoted sentences (with the headings they sit under) leave the question
+    unanswered: too few of its key terms, or no value of the measure it asks for."""
+    if texts and any(
+        ask.search(query) and not any(value.search(t) for t in texts) for ask, value in _MEASURES
+    ):
+        return True
+    key, said = key_terms(query)
+    key -= _generic_stems(query)
+    if len(key) < 2:
+        return False
+    for text in [*texts, *labels]:
+        said |= content_stems(text)
+    unsaid = key - said
+    if unsaid and embedder is not None:
+        by_stem = {stem(w): w for w in words(query)}
+        asked = [by_stem.get(s, s) for s in sorted(unsaid)]
+        said |= {stem(w) for w in near(asked, [*texts, *labels], embedder)}
+    share = len(key & said) / len(key)
+    if _YES_NO.match(query):  # a verdict needs the whole question: the drug AND the condition
+        return share <= YES_NO_SHARE
+    return share < ADDRESSED_SHARE
