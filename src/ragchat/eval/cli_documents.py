@@ -26,9 +26,14 @@ def documents(
     kb: Annotated[
         str, typer.Option("--kb", help="Knowledge base to build (deleted and rebuilt).")
     ] = "eval-documents",
+    agent: Annotated[
+        str,
+        typer.Option("--agent", help="Bundled agent that answers, with its settings, over the KB."),
+    ] = "documents",
     kind: Annotated[
-        str, typer.Option("--kind", help="Kind of the agent that answers.")
-    ] = "conversational_rag",
+        str | None,
+        typer.Option("--kind", help="Instead of --agent: a plain agent of this kind."),
+    ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
     ] = None,
@@ -54,6 +59,7 @@ def documents(
     )
     from ragchat.eval.documents_io import (
         DocumentsRun,
+        bundled_agent,
         fresh_kb,
         print_documents,
         write_documents,
@@ -73,7 +79,9 @@ def documents(
             report = fresh_kb(settings, embedder, folder, kb)
         if report.errors:
             raise ConfigError("; ".join(f"{e.source}: {e.reason}" for e in report.errors))
-        config, name = app_config(kb, None, None, kind=kind)
+        config, name = (
+            app_config(kb, None, None, kind=kind) if kind else bundled_agent(kb, agent)
+        )
         engine = build_engine(
             settings, config, chat_model=build_chat_model(settings), embedder=embedder
         )

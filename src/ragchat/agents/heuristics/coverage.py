@@ -10,11 +10,11 @@ A missing word is only *far* when no word of the retrieved passages is near it i
 (word vectors from the knowledge base's own embedder, cosine below ``NEAR_WORD``): users name
 instances of what documents say in general ("a glass of wine" for "alcohol", "fly" for
 "flights", "champagne" for a gift), and those questions are answerable. Everyday words
-(``GENERIC_ZIPF``: "left", "start", "far") never count as missing, nor do inflected forms.
+(``EVERYDAY_ZIPF``: "left", "start", "far") never count as missing.
 
 Refused, before composing:
-- half the key terms far, or a third when one of them names something (a capitalised word or a
-  code such as "E55": a place, product or code the documents never mention);
+- half the key terms far, or a fifth of them names of something (a capitalised word or a code
+  such as "E55": a place, product or code the documents never mention);
 - one far word that is specific (rare in everyday English, ``SPECIFIC_ZIPF``: "acne", "wifi",
   "treasurer") and more than ``FOCUS_SHARE`` of the key terms: a short question whose subject
   the documents never mention;
@@ -49,7 +49,7 @@ from ragchat.retrieve.sections import without_aspect_words
 from ragchat.types import Hit
 
 MISSING_SHARE = 0.5
-NAMED_MISSING_SHARE = 0.33
+NAMED_MISSING_SHARE = 0.2
 FOCUS_SHARE = 0.2
 ADDRESSED_SHARE = 0.3
 YES_NO_SHARE = 0.5
@@ -61,7 +61,6 @@ VOCAB_HITS = 8
 _WORD_OWNER = "\x00word"  # the embedder's sentence cache keeps word vectors under this owner
 
 _YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
-_INFLECTED = re.compile(r"(?:ed|ing|ly|est)$")
 _ASKING = frozenset(
     stem(w)
     for w in wordset(
@@ -178,13 +177,18 @@ def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[
     return {t for t, s in zip(terms, best, strict=True) if float(s) >= NEAR_WORD}
 
 
-def _counted(missing: Sequence[str]) -> list[str]:
+def _counted(query: str, missing: Sequence[str]) -> list[str]:
     """Missing words that may show the question is not covered: names and codes, and plain
-    words that are neither inflected forms nor everyday words."""
+    words that are not everyday words; never contractions ("When's") or the question's first
+    word, which is capitalised without naming anything ("Define")."""
+    first = words(query)[:1]
     return [
         w
         for w in missing
-        if named(w) or (not _INFLECTED.search(w.lower()) and _zipf(w) < EVERYDAY_ZIPF)
+        if "'" not in w
+        and "’" not in w
+        and w not in first
+        and (named(w) or _zipf(w) < EVERYDAY_ZIPF)
     ]
 
 
@@ -206,7 +210,7 @@ def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> b
     if _renumbered(query, hits):
         return True
     missing, n_key = missing_terms(query, hits)
-    counted = _counted(missing)
+    counted = _counted(query, missing)
     if not n_key or not counted:
         return False
     plain = [w for w in counted if not named(w)]
@@ -216,7 +220,7 @@ def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> b
     share = len(far) / n_key
     if share >= MISSING_SHARE:
         return True
-    if any(named(w) for w in far) and share >= NAMED_MISSING_SHARE:
+    if sum(named(w) for w in far) / n_key >= NAMED_MISSING_SHARE:
         return True
     specific = [w for w in far if not named(w) and _zipf(w) < SPECIFIC_ZIPF]
     return bool(specific) and share > FOCUS_SHARE
