@@ -26,13 +26,13 @@ def documents(
     kb: Annotated[
         str, typer.Option("--kb", help="Knowledge base to build (deleted and rebuilt).")
     ] = "eval-documents",
-    agent: Annotated[
-        str,
-        typer.Option("--agent", help="Bundled agent that answers, with its settings, over the KB."),
-    ] = "documents",
     kind: Annotated[
         str | None,
-        typer.Option("--kind", help="Instead of --agent: a plain agent of this kind."),
+        typer.Option(
+            "--kind",
+            help="A plain agent of this kind answers (default: the knowledge-base agent the "
+            "server binds a user's knowledge base to, with its settings).",
+        ),
     ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
@@ -49,6 +49,7 @@ def documents(
     import asyncio
 
     from ragchat import resources
+    from ragchat.agents.bootstrap import resolve_config
     from ragchat.agents.factory import build_engine
     from ragchat.eval.answers_io import app_config
     from ragchat.eval.documents import (
@@ -59,7 +60,6 @@ def documents(
     )
     from ragchat.eval.documents_io import (
         DocumentsRun,
-        bundled_agent,
         fresh_kb,
         print_documents,
         write_documents,
@@ -79,9 +79,11 @@ def documents(
             report = fresh_kb(settings, embedder, folder, kb)
         if report.errors:
             raise ConfigError("; ".join(f"{e.source}: {e.reason}" for e in report.errors))
-        config, name = (
-            app_config(kb, None, None, kind=kind) if kind else bundled_agent(kb, agent)
-        )
+        if kind:
+            config, name = app_config(kb, None, None, kind=kind)
+        else:
+            config = resolve_config(kb, settings)
+            name = next(iter(config.agents))
         engine = build_engine(
             settings, config, chat_model=build_chat_model(settings), embedder=embedder
         )

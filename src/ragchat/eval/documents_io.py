@@ -15,8 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ragchat.agents.config import AppConfig, KnowledgeBaseConfig, load_config
-from ragchat.errors import ConfigError, KnowledgeBaseNotFound
+from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.eval.documents import Reply
 from ragchat.index import stores
 from ragchat.index.base import Embedder
@@ -36,18 +35,6 @@ class DocumentsRun:
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "replies"}
-
-
-def bundled_agent(kb: str, name: str) -> tuple[AppConfig, str]:
-    """The bundled agent ``name`` (``documents``: the one ``/chat`` answers a knowledge base
-    with) bound to ``kb``: the evaluation asks with the settings users get."""
-    agent = load_config().agents.get(name)
-    if agent is None:
-        raise ConfigError(f"the bundled agents config has no agent {name!r}")
-    bound = agent.model_copy(
-        update={"knowledge_base": kb, "any_knowledge_base": False, "routable": True}
-    )
-    return AppConfig(knowledge_bases={kb: KnowledgeBaseConfig()}, agents={name: bound}), name
 
 
 def fresh_kb(settings: Settings, embedder: Embedder, folder: Path, kb: str) -> IngestReport:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.config import AppConfig, KnowledgeBaseConfig
+from ragchat.agents.config import AgentConfig, AppConfig, KnowledgeBaseConfig
+from ragchat.agents.conversational_rag.state import ConversationalTrace
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.types import TurnResult
 from ragchat.index.base import Embedder
@@ -213,3 +214,35 @@ def test_it_is_the_part_the_answer_to_a_which_question_gave(
     result = ask(engine, agent, history, "Where is it?")
     assert "drain filter" in result.metadata.search_query.lower()
     assert "Cleaning the drain filter" in found(result, documents_kb)
+
+
+def test_a_question_naming_no_topic_is_searched_before_asking_back(
+    make_engine: EngineFactory, app_config: AppConfig, documents_kb: KnowledgeBase
+) -> None:
+    """The knowledge-base agent (``clarify_below``): "What are the side effects?" over a
+    leaflet is answered from it; "What about it?" finds nothing clear and is asked back. The
+    same agent without the setting asks back at once."""
+    documents = app_config.agents["documents"].model_copy(update={"knowledge_base": "mydocs"})
+    assert documents.clarify_below is not None
+
+    def engine_with(agent: AgentConfig) -> ChatEngine:
+        config = app_config.model_copy(
+            update={
+                "knowledge_bases": {"mydocs": KnowledgeBaseConfig()},
+                "agents": {"documents": agent},
+            }
+        )
+        return make_engine(config, kb_opener=lambda name: documents_kb)
+
+    searching = engine_with(documents)
+    side_effects = run(Chat(searching).say("What are the side effects?", agent="documents"))
+    assert not side_effects.no_answer and side_effects.citations
+    assert "Possible side effects" in (side_effects.citations[0].location or "")
+    vague = run(Chat(searching).say("What about it?", agent="documents"))
+    assert vague.metadata.traced(ConversationalTrace).clarifying_question
+    assert not vague.citations and not vague.no_answer
+
+    asking = engine_with(documents.model_copy(update={"clarify_below": None}))
+    at_once = run(Chat(asking).say("What are the side effects?", agent="documents"))
+    assert at_once.metadata.traced(ConversationalTrace).clarifying_question
+    assert at_once.metadata.gate is None  # nothing was searched
