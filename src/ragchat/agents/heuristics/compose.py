@@ -76,6 +76,7 @@ from ragchat.agents.heuristics.coverage import (
     hit_text,
     near,
     not_covered,
+    row_values,
     unaddressed,
 )
 from ragchat.agents.heuristics.quotes import narrow_citation
@@ -174,21 +175,10 @@ def _focus(query: str, hits: Sequence[Hit], embedder: Embedder) -> tuple[set[int
     return None, len(close) < len(long_words)
 
 
-_ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
-
-
-def _row_values(text: str) -> set[str] | None:
-    """The stems of a table row's values ("City: London; Maximum per night: 180." → london,
-    180), None when ``text`` is not a row."""
-    if not _ROW_CELL.match(text) or len(_ROW_CELL.findall(text)) < 2:
-        return None
-    return content_stems(_ROW_CELL.sub(" ", text))
-
-
 def _other_row(lead: str, text: str, q_stems: set[str]) -> bool:
     """Whether ``text`` is a table row beside a lead row that holds a value of the question
     ("London"), and none of its own values is in the question."""
-    lead_values, values = _row_values(lead), _row_values(text)
+    lead_values, values = row_values(lead), row_values(text)
     if lead_values is None or values is None or not lead_values & q_stems:
         return False
     return not values & q_stems

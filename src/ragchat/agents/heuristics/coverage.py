@@ -24,7 +24,9 @@ Refused, before composing:
 Refused, after composing (``unaddressed``): the quoted sentences hold under ``ADDRESSED_SHARE``
 of the key terms (a yes/no question: at most ``YES_NO_SHARE``, as a verdict needs the drug AND
 the condition), or the question asks for a measured value (a price, a weight, a loudness, an
-area, a count) and no quoted sentence holds one.
+area, a count) and no quoted sentence holds one, or the lead is the table row of the entity
+asked about but none of its columns (nor its heading) is what is asked ("salary" of a notice
+periods row).
 """
 
 from __future__ import annotations
@@ -75,6 +77,10 @@ _NOT_LABELS = wordset(
     """under over than about around least most more less after before every each per within
     first last next top aged age ages weighing weigh from into onto between up down only"""
 )
+_COUNT = (
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+    r"|forty|fifty|hundred|thousand|dozen|no|none|single|both|half|once|twice|all|unlimited)\b"
+)
 # A question asking for a measured value, and what a sentence holding that value looks like.
 _MEASURES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (re.compile(ask, re.IGNORECASE), re.compile(value, re.IGNORECASE))
@@ -92,11 +98,7 @@ _MEASURES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
             r"\b(?:how big|how large|square (?:metres|meters|feet)|how tall|how wide|dimensions)\b",
             r"\d\s*(?:m|cm|mm|km|metres?|meters?|feet|ft|inches|in|m2|m²|sq|square|acres?)\b",
         ),
-        (
-            r"^\s*(?:and\s+)?how many\b",
-            r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty"
-            r"|thirty|forty|fifty|hundred|dozen|no|none|single|both|half)\b",
-        ),
+        (r"^\s*(?:and\s+)?how many\b|\b(?:maximum|minimum|dose|dosage|how much)\b", _COUNT),
     )
 )
 
@@ -205,6 +207,40 @@ def _renumbered(query: str, hits: Sequence[Hit]) -> bool:
     return False
 
 
+_ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
+
+
+def row_values(text: str) -> set[str] | None:
+    """The stems of a table row's values ("City: London; Maximum per night: 180." → london,
+    180), None when ``text`` is not a row."""
+    if not _ROW_CELL.match(text) or len(_ROW_CELL.findall(text)) < 2:
+        return None
+    return content_stems(_ROW_CELL.sub(" ", text))
+
+
+def _row_columns(text: str) -> str:
+    return " ".join(m.strip(" ;:") for m in _ROW_CELL.findall(text))
+
+
+def _other_column(query: str, lead: str, label: str, embedder: Embedder | None) -> bool:
+    """Whether the lead is a table row that matches the question's entity ("Senior
+    associate") while no column or heading names what is asked of it ("salary" of a row with
+    notice periods only)."""
+    values = row_values(lead)
+    if values is None:
+        return False
+    key, _ = key_terms(query)
+    asked = key - values - _generic_stems(query)
+    if not asked or not key & values:
+        return False
+    where = f"{_row_columns(lead)} {label}"
+    if asked & content_stems(where):
+        return False
+    by_stem = {stem(w): w for w in words(query)}
+    terms = [by_stem.get(s, s) for s in sorted(asked)]
+    return embedder is None or not near(terms, [where], embedder)
+
+
 def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> bool:
     """The refusals made before composing (module docstring)."""
     if _renumbered(query, hits):
@@ -234,6 +270,8 @@ def unaddressed(
     if texts and any(
         ask.search(query) and not any(value.search(t) for t in texts) for ask, value in _MEASURES
     ):
+        return True
+    if texts and _other_column(query, texts[0], labels[0] if labels else "", embedder):
         return True
     key, said = key_terms(query)
     key -= _generic_stems(query)
