@@ -104,3 +104,28 @@ def test_a_reply_must_address_the_question(real_embedder: Embedder) -> None:
     assert not unaddressed(
         question, ["You can take paracetamol when pregnant."], ["Leaflet"], real_embedder
     )
+
+
+NOTICE = (
+    "Grade: Associate; Notice you give: 1 month; Notice we give: 1 month.\n"
+    "Grade: Senior associate; Notice you give: 2 months; Notice we give: 2 months."
+)
+
+
+def test_a_row_whose_columns_are_not_what_is_asked_is_refused(real_embedder: Embedder) -> None:
+    row = ["Grade: Senior associate; Notice you give: 2 months; Notice we give: 2 months."]
+    label = ["Notice periods"]
+    assert unaddressed("What is the salary for a senior associate?", row, label, real_embedder)
+    assert not unaddressed(
+        "How much notice does a senior associate give?", row, label, real_embedder
+    )
+    hits = [make_hit("n", NOTICE, title="Handbook", heading_path=["Handbook", "Notice periods"])]
+    out = compose_answer("What is the salary for a senior associate?", hits, real_embedder)
+    assert out.no_answer
+
+
+def test_a_quantity_question_needs_a_number(real_embedder: Embedder) -> None:
+    said = ["Paracetamol can be taken alongside amoxicillin for fever."]
+    assert unaddressed("What is the maximum daily dose of paracetamol?", said, [], real_embedder)
+    dosed = ["Do not take more than 4 g of paracetamol in 24 hours."]
+    assert not unaddressed("What is the maximum daily dose of paracetamol?", dosed, [], None)
