@@ -129,3 +129,20 @@ def test_a_quantity_question_needs_a_number(real_embedder: Embedder) -> None:
     assert unaddressed("What is the maximum daily dose of paracetamol?", said, [], real_embedder)
     dosed = ["Do not take more than 4 g of paracetamol in 24 hours."]
     assert not unaddressed("What is the maximum daily dose of paracetamol?", dosed, [], None)
+
+
+MEETING = (
+    "Aisha Rahman: I spoke to the council's waste team, and their compost adviser, Gloria "
+    "Mendes, has offered to run the workshop for us free of charge. She suggested Saturday the "
+    "fourteenth of June, from ten until twelve, at the main shed. We said in April we wanted "
+    "one before the summer holidays."
+)
+
+
+def test_a_when_answer_is_completed_by_the_sentence_with_the_date(
+    real_embedder: Embedder,
+) -> None:
+    hits = [make_hit("m", MEETING, title="Garden committee", start_ts="00:02:06.760")]
+    out = compose_answer("When is the compost workshop?", hits, real_embedder)
+    lead, second = out.sentences[0][0], out.sentences[1][0]
+    assert "Gloria Mendes" in lead and "fourteenth of June" in second

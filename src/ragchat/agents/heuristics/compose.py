@@ -108,6 +108,9 @@ _NUMBER = re.compile(
     r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
 )
 NUMERIC_BONUS = 0.08
+# When the lead lacks the date, name or number asked for and one of the next sentences of the
+# same passage has it, that sentence follows the lead (a speaker's answer runs on).
+CONTINUATION_REACH = 2
 # "When …?" is answered by a sentence with a date or a time in it, "who …?" by one that names
 # someone (a capitalised word inside the sentence): they gain ENTITY_BONUS.
 ENTITY_BONUS = 0.15
@@ -257,6 +260,24 @@ def _no_answer(message: str, hits: Sequence[Hit]) -> ComposedAnswer:
     return ComposedAnswer(text=text, citations=[], sentences=[], no_answer=True)
 
 
+def _continuation(
+    cands: Sequence[Candidate], plain: Sequence[str], lead: int, wants: re.Pattern[str]
+) -> int | None:
+    """The sentence just after the lead (within ``CONTINUATION_REACH``, same passage) that
+    holds what a when/who/how-much question wants, when the lead does not: "… has offered to
+    run the workshop." → "She suggested Saturday the fourteenth of June …"."""
+    c = cands[lead]
+    following = [
+        i
+        for i, other in enumerate(cands)
+        if other.hit_rank == c.hit_rank and 0 < other.order - c.order <= CONTINUATION_REACH
+    ]
+    return next(
+        (i for i in sorted(following, key=lambda i: cands[i].order) if wants.search(plain[i])),
+        None,
+    )
+
+
 def _with_marker(sentence: str, n: int) -> str:
     """``"… 24 hours [1]."``: the marker goes inside the sentence's final punctuation."""
     stripped = sentence.rstrip()
@@ -372,6 +393,12 @@ def compose_answer(
         if not duplicate:
             chosen.append(i)
 
+    leading = chosen[:1]  # the lead, and the sentence that completes it, quoted first
+    if wants is not None and chosen and not wants.search(plain[chosen[0]]):
+        follow = _continuation(cands, plain, chosen[0], wants)
+        if follow is not None:
+            chosen = [chosen[0], follow, *(i for i in chosen[1:] if i != follow)]
+            chosen, leading = chosen[:max_sentences], chosen[:2]
     if require_topic and unaddressed(
         query, [plain[i] for i in chosen], [cands[i].label for i in chosen], embedder
     ):
@@ -388,7 +415,7 @@ def compose_answer(
         doc = _doc_key(hit)
         return (
             0 if doc == lead_doc else 1 + doc_order[doc],
-            0 if i == lead else 1,
+            leading.index(i) if i in leading else len(leading),
             hit.chunk.position,
             c.hit_rank,
             c.order,
