@@ -146,3 +146,13 @@ def test_a_when_answer_is_completed_by_the_sentence_with_the_date(
     out = compose_answer("When is the compost workshop?", hits, real_embedder)
     lead, second = out.sentences[0][0], out.sentences[1][0]
     assert "Gloria Mendes" in lead and "fourteenth of June" in second
+
+
+def test_an_aside_in_parentheses_is_not_a_key_term(real_embedder: Embedder) -> None:
+    hits = _hits(
+        "The NINDS supports research on painful neurological disorders such as Behcet's "
+        "disease. Researchers are studying the genomic basis of the disease.",
+        "Behcet's Disease",
+    )
+    question = "what research (or clinical trials) is being done for Behcet's Disease ?"
+    assert not not_covered(question, hits, real_embedder)

@@ -70,6 +70,9 @@ _ASKING = frozenset(
         someone thing do does done doing go going information info details"""
     )
 )
+# "What research (or clinical trials) is being done for …?": an aside names alternatives, not
+# terms a reply must hold.
+_ASIDE = re.compile(r"\([^()]*\)")
 _VOCAB_WORD = re.compile(r"[A-Za-z][a-z]{2,}")
 # "paper 2", "lecture 7", "room 12": a label and its number.
 _LABEL_NUMBER = re.compile(r"\b([A-Za-z]{3,})\s+(\d{1,4})\b(?!\s*(?:%|[a-zA-Z]))")
@@ -133,9 +136,10 @@ def _generic_stems(query: str) -> set[str]:
 
 
 def key_terms(query: str) -> tuple[set[str], set[str]]:
-    """(the stems a reply must account for: content words, not generic or asking words,
-    contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
+    """(the stems a reply must account for: content words outside parentheses, not generic or
+    asking words, contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
     documents often say otherwise, "prognosis", and which therefore always count as found)."""
+    query = _ASIDE.sub(" ", query)
     key = _stems(query)
     return key, key - _stems(without_aspect_words(query))
 
