@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragchat.agents.heuristics import ranges
 from ragchat.agents.heuristics._text import (
     WEAK_STEMS,
     content_stems,
@@ -108,6 +109,8 @@ _NUMBER = re.compile(
     r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
 )
 NUMERIC_BONUS = 0.08
+# A table row whose band ("1 to 5 years", "less than 40 kg") holds the value the question gives.
+RANGE_BONUS = 0.2
 # When the lead lacks the date, name or number asked for and one of the next sentences of the
 # same passage has it, that sentence follows the lead (a speaker's answer runs on).
 CONTINUATION_REACH = 2
@@ -353,8 +356,11 @@ def compose_answer(
     wants, bonus = (_NUMBER, NUMERIC_BONUS) if _QUANTITY.search(query) else (None, 0.0)
     if _WHEN.search(query) or _WHO.search(query):
         wants, bonus = (_DATE if _WHEN.search(query) else _NAME), ENTITY_BONUS
+    asked = ranges.values(query)  # "I've worked here 2 years": the "1 to 5 years" row
     for i, c in enumerate(cands):
         c.base = scored[i] + (bonus if wants and wants.search(plain[i]) else 0.0)
+        if asked and row_values(plain[i]) is not None and ranges.holds(plain[i], asked):
+            c.base += RANGE_BONUS
     focus_doc = _doc_key(hits[cands[max(range(len(cands)), key=lambda i: cands[i].base)].hit_rank])
     for c in cands:
         on_focus = _doc_key(hits[c.hit_rank]) == focus_doc

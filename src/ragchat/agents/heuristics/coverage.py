@@ -137,8 +137,9 @@ def _generic_stems(query: str) -> set[str]:
 
 def key_terms(query: str) -> tuple[set[str], set[str]]:
     """(the stems a reply must account for: content words outside parentheses, not generic or
-    asking words, contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
-    documents often say otherwise, "prognosis", and which therefore always count as found)."""
+    asking words, contractions or bare numbers; those of them that name an aspect, "outlook",
+    "dose", which documents often say otherwise, "prognosis", and which therefore always count
+    as found)."""
     query = _ASIDE.sub(" ", query)
     key = _stems(query)
     return key, key - _stems(without_aspect_words(query))
