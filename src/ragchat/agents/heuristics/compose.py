@@ -66,6 +66,7 @@ from ragchat.agents.heuristics._text import (
     strip_inline,
     words,
 )
+from ragchat.agents.heuristics.answer_types import completion, wanted
 from ragchat.agents.heuristics.candidates import (
     Candidate,
     candidates,
@@ -100,33 +101,8 @@ WEAK_WEIGHT = 0.3
 DUP_COSINE = 0.9
 DUP_JACCARD = 0.7
 MAX_EMBEDDED = 48  # candidates embedded per answer (×2 with their context)
-# "How much / how many / what dose" questions are answered by sentences with numbers in them.
-_QUANTITY = re.compile(
-    r"\b(how (much|many|long|often|old)|dose|dosage|maximum|minimum|limit|amount|number of)\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
-)
-NUMERIC_BONUS = 0.08
 # A table row whose band ("1 to 5 years", "less than 40 kg") holds the value the question gives.
 RANGE_BONUS = 0.2
-# When the lead lacks the date, name or number asked for and one of the next sentences of the
-# same passage has it, that sentence follows the lead (a speaker's answer runs on).
-CONTINUATION_REACH = 2
-# "When …?" is answered by a sentence with a date or a time in it, "who …?" by one that names
-# someone (a capitalised word inside the sentence): they gain ENTITY_BONUS.
-ENTITY_BONUS = 0.15
-_WHEN = re.compile(r"^\s*(?:and\s+)?(?:when|what time|what date|by when|until when)\b", re.I)
-_DATE = re.compile(
-    r"\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sep(?:tember)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday"
-    r"|saturday|sunday|tomorrow|noon|midnight|\d{1,2}:\d\d|\d{1,2}\s?(?:am|pm)"
-    r"|\w+(?:first|second|third|[^s]th)\s+of\s+\w+|\d{1,2}(?:st|nd|rd|th))\b",
-    re.IGNORECASE,
-)
-_WHO = re.compile(r"^\s*(?:and\s+)?who(?:'s| is| was| will)?\b", re.IGNORECASE)
-_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
 # A sentence in the section that answers the question's aspect ("how is X treated" → the
 # Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
 # the lead sentence is in such a section the others must be too.
@@ -263,24 +239,6 @@ def _no_answer(message: str, hits: Sequence[Hit]) -> ComposedAnswer:
     return ComposedAnswer(text=text, citations=[], sentences=[], no_answer=True)
 
 
-def _continuation(
-    cands: Sequence[Candidate], plain: Sequence[str], lead: int, wants: re.Pattern[str]
-) -> int | None:
-    """The sentence just after the lead (within ``CONTINUATION_REACH``, same passage) that
-    holds what a when/who/how-much question wants, when the lead does not: "… has offered to
-    run the workshop." → "She suggested Saturday the fourteenth of June …"."""
-    c = cands[lead]
-    following = [
-        i
-        for i, other in enumerate(cands)
-        if other.hit_rank == c.hit_rank and 0 < other.order - c.order <= CONTINUATION_REACH
-    ]
-    return next(
-        (i for i in sorted(following, key=lambda i: cands[i].order) if wants.search(plain[i])),
-        None,
-    )
-
-
 def _with_marker(sentence: str, n: int) -> str:
     """``"… 24 hours [1]."``: the marker goes inside the sentence's final punctuation."""
     stripped = sentence.rstrip()
@@ -353,12 +311,11 @@ def compose_answer(
         _score(c, q_stems, stems[i], float(dense[i]), float(ctx_dense[i]))
         for i, c in enumerate(cands)
     ]
-    wants, bonus = (_NUMBER, NUMERIC_BONUS) if _QUANTITY.search(query) else (None, 0.0)
-    if _WHEN.search(query) or _WHO.search(query):
-        wants, bonus = (_DATE if _WHEN.search(query) else _NAME), ENTITY_BONUS
+    want = wanted(query)
     asked = ranges.values(query)  # "I've worked here 2 years": the "1 to 5 years" row
     for i, c in enumerate(cands):
-        c.base = scored[i] + (bonus if wants and wants.search(plain[i]) else 0.0)
+        has = want.pattern is not None and want.pattern.search(plain[i]) is not None
+        c.base = scored[i] + (want.bonus if has else 0.0)
         if asked and row_values(plain[i]) is not None and ranges.holds(plain[i], asked):
             c.base += RANGE_BONUS
     focus_doc = _doc_key(hits[cands[max(range(len(cands)), key=lambda i: cands[i].base)].hit_rank])
@@ -399,12 +356,9 @@ def compose_answer(
         if not duplicate:
             chosen.append(i)
 
-    leading = chosen[:1]  # the lead, and the sentence that completes it, quoted first
-    if wants is not None and chosen and not wants.search(plain[chosen[0]]):
-        follow = _continuation(cands, plain, chosen[0], wants)
-        if follow is not None:
-            chosen = [chosen[0], follow, *(i for i in chosen[1:] if i != follow)]
-            chosen, leading = chosen[:max_sentences], chosen[:2]
+    # The lead, and the sentences that complete it (answer_types.completion), quoted first.
+    leading = [chosen[0], *completion(cands, plain, chosen[0], want)][:max_sentences]
+    chosen = [*leading, *(i for i in chosen if i not in leading)][:max_sentences]
     if require_topic and unaddressed(
         query, [plain[i] for i in chosen], [cands[i].label for i in chosen], embedder
     ):
