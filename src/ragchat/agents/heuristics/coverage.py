@@ -59,7 +59,7 @@ NEAR_WORD = 0.6
 GENERIC_ZIPF = 5.9  # "work", "still", "need", "take": too common to name what a question is about
 EVERYDAY_ZIPF = 5.5  # "left", "start", "school": their absence from the passages proves little
 SPECIFIC_ZIPF = 4.6  # "acne", "wifi", "treasurer"; not "train", "coffee", "conference"
-VOCAB_HITS = 8
+VOCAB_HITS = 5
 _WORD_OWNER = "\x00word"  # the embedder's sentence cache keeps word vectors under this owner
 
 _YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
@@ -254,10 +254,15 @@ def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> b
     counted = _counted(query, missing)
     if not n_key or not counted:
         return False
+    if not _refuses(counted, n_key):
+        return False  # not even with every missing word far: no word vectors needed
     plain = [w for w in counted if not named(w)]
     texts = [hit_text(h) for h in hits[:VOCAB_HITS]]
     close = near(plain, texts, embedder) if plain and embedder is not None else set()
-    far = [w for w in counted if w not in close]
+    return _refuses([w for w in counted if w not in close], n_key)
+
+
+def _refuses(far: Sequence[str], n_key: int) -> bool:
     share = len(far) / n_key
     if share >= MISSING_SHARE:
         return True
@@ -284,11 +289,17 @@ def unaddressed(
         return False
     for text in [*texts, *labels]:
         said |= content_stems(text)
-    unsaid = key - said
-    if unsaid and embedder is not None:
-        by_stem = {stem(w): w for w in words(query)}
-        asked = [by_stem.get(s, s) for s in sorted(unsaid)]
-        said |= {stem(w) for w in near(asked, [*texts, *labels], embedder)}
+    if not _too_little(query, key, said):
+        return False
+    if embedder is None:
+        return True
+    by_stem = {stem(w): w for w in words(query)}
+    asked = [by_stem.get(s, s) for s in sorted(key - said)]
+    said |= {stem(w) for w in near(asked, [*texts, *labels], embedder)}
+    return _too_little(query, key, said)
+
+
+def _too_little(query: str, key: set[str], said: set[str]) -> bool:
     share = len(key & said) / len(key)
     if _YES_NO.match(query):  # a verdict needs the whole question: the drug AND the condition
         return share <= YES_NO_SHARE
