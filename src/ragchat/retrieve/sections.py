@@ -83,8 +83,9 @@ _ASPECTS: dict[str, tuple[str, str]] = {
         r"\b(side[- ]effects?|adverse)\b",
     ),
     "dose": (
-        r"\b(dose|doses|dosage|how much|how many (tablets|pills|mg))\b",
-        r"\b(dose|doses|dosage|how much)\b",
+        r"\b((maximum|minimum|highest|lowest|usual|recommended) )?(dose|doses|dosage)\b"
+        r"|\b(how much|how many (tablets|pills|mg))\b",
+        r"\b(dose|doses|dosage|dosing|how much|how to take)\b",
     ),
     "frequency": (
         r"\bhow (many|common)\b.*\b(people|affected|have)\b",
