@@ -156,3 +156,13 @@ def test_an_aside_in_parentheses_is_not_a_key_term(real_embedder: Embedder) -> N
     )
     question = "what research (or clinical trials) is being done for Behcet's Disease ?"
     assert not not_covered(question, hits, real_embedder)
+
+
+def test_how_many_needs_a_number_of_those_things(real_embedder: Embedder) -> None:
+    quoted = [
+        "The small intestine is about 6 metres long in an adult.",
+        "Patient: Adults and children weighing 40 kg or more; Dose: 250 mg to 500 mg.",
+    ]
+    assert unaddressed("How many teeth do adults have?", quoted, [], real_embedder)
+    counted = ["Length of service: 2 to 5 years; Annual leave: 27 days; Public holidays: 8 days."]
+    assert not unaddressed("How many public holidays do we get?", counted, [], real_embedder)

@@ -246,6 +246,24 @@ def _other_column(query: str, lead: str, label: str, embedder: Embedder | None) 
     return embedder is None or not near(terms, [where], embedder)
 
 
+_HOW_MANY = re.compile(r"\bhow many ([a-z]{3,})", re.IGNORECASE)
+_COUNTED = re.compile(_COUNT, re.IGNORECASE)
+
+
+def _uncounted(query: str, texts: Sequence[str], embedder: Embedder | None) -> bool:
+    """Whether "how many <things>" is answered by no quoted sentence holding both a number and
+    the things (or a word near them): "The small intestine is about 6 metres long" does not
+    say how many teeth."""
+    m = _HOW_MANY.search(query)
+    if m is None:
+        return False
+    things = m.group(1)
+    counting = [t for t in texts if _COUNTED.search(t)]
+    if any(stem(things.lower()) in content_stems(t) for t in counting):
+        return False
+    return not counting or embedder is None or not near([things], counting, embedder)
+
+
 def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> bool:
     """The refusals made before composing (module docstring)."""
     if _renumbered(query, hits):
@@ -282,6 +300,8 @@ def unaddressed(
     ):
         return True
     if texts and _other_column(query, texts[0], labels[0] if labels else "", embedder):
+        return True
+    if texts and _uncounted(query, texts, embedder):
         return True
     key, said = key_terms(query)
     key -= _generic_stems(query)
