@@ -166,3 +166,19 @@ def test_how_many_needs_a_number_of_those_things(real_embedder: Embedder) -> Non
     assert unaddressed("How many teeth do adults have?", quoted, [], real_embedder)
     counted = ["Length of service: 2 to 5 years; Annual leave: 27 days; Public holidays: 8 days."]
     assert not unaddressed("How many public holidays do we get?", counted, [], real_embedder)
+
+
+def test_one_reply_word_does_not_stand_in_for_two_question_words(
+    real_embedder: Embedder,
+) -> None:
+    # "alcohol" is a key term itself: it cannot also count as near "drink".
+    question = "Can I drink alcohol while taking amoxicillin?"
+    assert unaddressed(question, ["Alcohol is not reimbursed."], ["Handbook"], real_embedder)
+
+
+def test_a_short_statement_is_a_candidate_a_fragment_is_not(real_embedder: Embedder) -> None:
+    text = "Meal allowances. Receipts are required. Alcohol is not reimbursed."
+    out = compose_answer(
+        "Is alcohol reimbursed?", [make_hit("m", text, title="Handbook")], real_embedder
+    )
+    assert out.sentences and out.sentences[0][0] == "Alcohol is not reimbursed."

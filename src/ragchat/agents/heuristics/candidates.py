@@ -20,6 +20,21 @@ MIN_WORDS = 5
 MAX_CANDIDATES = 240
 MAX_PER_HIT = 60
 # Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
+# A short sentence that states something ("Alcohol is not reimbursed.", "Receipts are
+# required."): the verdict a yes/no question wants, not a heading or a spoken fragment.
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|must|may|can|cannot|can't|should|will|won't|do|does|don't"
+    r"|doesn't|not|never|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def _short_sentence(text: str) -> bool:
+    return (
+        len(words(text)) >= 3 and text.rstrip().endswith((".", "!")) and bool(_STATES.search(text))
+    )
+
+
 _FILLER = re.compile(
     r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
     re.IGNORECASE,
@@ -130,7 +145,9 @@ def candidates(
             key = " ".join(w.lower() for w in words(piece.text))
             if _FILLER.match(piece.text):
                 continue
-            if len(words(strip_speaker(piece.text))) < MIN_WORDS:
+            if len(words(strip_speaker(piece.text))) < MIN_WORDS and not _short_sentence(
+                strip_speaker(piece.text)
+            ):
                 lead_in, since_lead_in = strip_speaker(piece.text).rstrip(".!;:"), 0
                 continue
             if key in seen:

@@ -170,18 +170,26 @@ def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
     return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
 
 
-def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[str]:
-    """The ``terms`` that some word of ``texts`` is near in meaning (cosine ≥ ``NEAR_WORD``).
-    Word vectors go through the embedder's sentence cache, so a knowledge base's words are
-    embedded once per process."""
+def aliases(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> dict[str, set[str]]:
+    """For each of ``terms``, the words of ``texts`` near it in meaning (cosine ≥
+    ``NEAR_WORD``): "wine" → {"alcohol"}. Word vectors go through the embedder's sentence
+    cache, so a knowledge base's words are embedded once per process."""
     vocab = sorted({w.lower() for t in texts for w in _VOCAB_WORD.findall(t)} - STOPWORDS - {""})
     asked = [t.lower().replace("’", "'").split("'")[0] for t in terms]  # "kid's" → "kid"
     if not vocab or not asked:
-        return set()
+        return {}
     vecs = embed_sentences(embedder, [_WORD_OWNER] * (len(vocab) + len(asked)), vocab + asked)
     sims = vecs[len(vocab) :] @ vecs[: len(vocab)].T
-    best = np.max(sims, axis=1)
-    return {t for t, s in zip(terms, best, strict=True) if float(s) >= NEAR_WORD}
+    return {
+        t: {vocab[j] for j in np.flatnonzero(row >= NEAR_WORD)}
+        for t, row in zip(terms, sims, strict=True)
+        if float(row.max()) >= NEAR_WORD
+    }
+
+
+def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[str]:
+    """The ``terms`` that some word of ``texts`` is near in meaning (see ``aliases``)."""
+    return set(aliases(terms, texts, embedder))
 
 
 def _counted(query: str, missing: Sequence[str]) -> list[str]:
@@ -258,6 +266,8 @@ def _uncounted(query: str, texts: Sequence[str], embedder: Embedder | None) -> b
     if m is None:
         return False
     things = m.group(1)
+    if _zipf(things) >= EVERYDAY_ZIPF:
+        return False  # "how many people / days": households and dates count them too
     counting = [t for t in texts if _COUNTED.search(t)]
     if any(stem(things.lower()) in content_stems(t) for t in counting):
         return False
@@ -315,7 +325,10 @@ def unaddressed(
         return True
     by_stem = {stem(w): w for w in words(query)}
     asked = [by_stem.get(s, s) for s in sorted(key - said)]
-    said |= {stem(w) for w in near(asked, [*texts, *labels], embedder)}
+    # A reply word that is itself a key term cannot stand in for another ("Alcohol is not
+    # reimbursed" does not answer "drink alcohol with amoxicillin" twice over).
+    rest = " ".join(w for t in [*texts, *labels] for w in words(t) if stem(w) not in key)
+    said |= {stem(w) for w in near(asked, [rest], embedder)}
     return _too_little(query, key, said)
 
 
