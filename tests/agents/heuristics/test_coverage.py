@@ -182,3 +182,17 @@ def test_a_short_statement_is_a_candidate_a_fragment_is_not(real_embedder: Embed
         "Is alcohol reimbursed?", [make_hit("m", text, title="Handbook")], real_embedder
     )
     assert out.sentences and out.sentences[0][0] == "Alcohol is not reimbursed."
+
+
+def test_a_she_sentence_is_scored_with_whom_she_means(real_embedder: Embedder) -> None:
+    text = (
+        "Aisha Rahman: I spoke to the council's waste team, and their compost adviser, Gloria "
+        "Mendes, has offered to run the workshop for us free of charge. She suggested Saturday "
+        "the fourteenth of June, from ten until twelve, at the main shed.\n"
+        "Tom Okoye: Will she bring anything?\n"
+        "Aisha Rahman: She'll bring two wormeries to show people, and the council will give a "
+        "free compost bin to the first twenty households who sign up."
+    )
+    hits = [make_hit("g", text, title="Garden committee", start_ts="00:02:06.760")]
+    out = compose_answer("What is Gloria Mendes bringing?", hits, real_embedder)
+    assert "wormeries" in out.sentences[0][0]

@@ -35,6 +35,15 @@ def _short_sentence(text: str) -> bool:
     )
 
 
+_PRONOUN_START = re.compile(r"^(?:she|he|they|her|his|their)\b", re.IGNORECASE)
+_NAME_RUN = re.compile(r"(?<=\S )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+
+
+def _names(sentence: str) -> str:
+    """The names inside a sentence (capitalised words not opening it): "Gloria Mendes"."""
+    return ", ".join(dict.fromkeys(_NAME_RUN.findall(sentence)))
+
+
 _FILLER = re.compile(
     r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
     re.IGNORECASE,
@@ -130,6 +139,7 @@ def candidates(
         # A fragment too short to answer ("Tom: Finally the compost workshop.") is the topic of
         # what follows it ("I have asked Mrs Okafor … to lead it"): their label, not a quote.
         lead_in, since_lead_in = "", LEAD_IN_REACH + 1
+        antecedent = ""  # names of the last sentence not opening with "she"/"they": whom they mean
         for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
             first_under, last_heading = piece.heading != last_heading, piece.heading
             if piece.is_question:
@@ -167,6 +177,8 @@ def candidates(
                     heading = path
                 topic = lead_in if since_lead_in <= LEAD_IN_REACH else ""
                 label = "; ".join(x for x in dict.fromkeys((title, heading, topic)) if x)
+            if antecedent and _PRONOUN_START.match(strip_speaker(piece.text)):
+                label = f"{label}; {antecedent}" if label else antecedent  # "She'll bring …"
             in_child = " ".join(piece.text.split()[:6]) in child
             section = (
                 question
@@ -174,6 +186,8 @@ def candidates(
                 else f"{path} {piece.heading or fallback}"
             )
             on_aspect = bool(aspects & label_aspects(section))
+            if not _PRONOUN_START.match(strip_speaker(piece.text)):
+                antecedent = _names(strip_speaker(piece.text)) or antecedent
             out.append(
                 Candidate(
                     piece.text, rank, order, label, weight if label else 0.0, in_child, on_aspect
