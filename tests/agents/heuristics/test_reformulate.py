@@ -370,8 +370,9 @@ def test_they_after_a_question_about_people_are_those_people() -> None:
         ("What's the usual adult dose of amoxicillin?", "500 mg three times a day [1]."),
         ("And for children?", "It depends on weight [1]."),
     )
+    # what is asked about them is what the last question asked: the dose, not just the drug
     assert reformulate("What's the most they can have?", history) == (
-        "What's the most children can have (amoxicillin)?"
+        "What's the most children can have (usual dose of amoxicillin)?"
     )
 
 
@@ -419,3 +420,89 @@ def test_and_with_a_bare_name_asks_the_previous_question_about_it() -> None:
     assert reformulate("and ibuprofen?", doses) == "What is the maximum dose of ibuprofen?"
     assert reformulate("and for children?", doses) == "paracetamol for children?"
     assert reformulate("and side effects?", doses) == "paracetamol side effects?"
+
+
+# --- what the last answer said, second pass (issue 25) ----------------------------------------
+
+
+def test_those_are_the_things_the_last_answer_brought_up() -> None:
+    """Searched as "Should I throw first wash away?" before: "those" took the question's
+    topic, not the bolts the answer had just named."""
+    history = said(
+        (
+            "Do I need to do anything before the first wash?",
+            "Before the first wash, remove the three transport bolts from the back [1].",
+        )
+    )
+    assert reformulate("Should I throw those away?", history) == (
+        "Should I throw transport bolts away?"
+    )
+    # an answer that names nothing plural leaves "those" to the topic
+    single = said(("Do I need to do anything before the first wash?", "Run it empty [1]."))
+    assert reformulate("Should I throw those away?", single) == "Should I throw first wash away?"
+    # a refusal brought nothing up
+    refused = [
+        HistoryMessage("user", "Do I need to do anything before the first wash?"),
+        HistoryMessage("assistant", "Remove the transport bolts. The documents don't say."),
+    ]
+    assert "transport bolts" not in reformulate("Should I throw those away?", refused)
+
+
+def test_more_than_that_is_the_amount_the_last_answer_gave() -> None:
+    """Searched as "What if client is worth more than client?" before."""
+    history = said(
+        (
+            "How much can I accept as a gift from a client?",
+            "You may accept gifts worth up to £50 from a client or supplier [1].",
+        )
+    )
+    assert reformulate("What if it's worth more than that?", history) == (
+        "What if gift is worth more than £50?"
+    )
+    assert reformulate("Can I go over that?", history) == "Can I go over £50?"
+    # no amount in the answer: the comparison alone, not "more than gift"
+    vague = said(("How much can I accept as a gift from a client?", "A small amount [1]."))
+    assert reformulate("What if it's worth more than that?", vague) == (
+        "What if gift is worth more?"
+    )
+
+
+def test_what_a_message_is_about_is_its_object_before_its_modifier() -> None:
+    """Two one-word runs ("gift", "client"): the first is what is asked about."""
+    history = said(("How much can I accept as a gift from a client?", "Up to £50 [1]."))
+    assert conversation_topic(history) == "gift"
+    assert subject("How much can I accept as a gift from a client?") == "gift"
+
+
+def test_what_about_a_value_after_a_yes_no_question_is_a_question_of_its_own() -> None:
+    """A yes/no question cannot take a value in: it was searched as "Should I throw first wash
+    drain hose height?"."""
+    history = said(
+        ("Do I need to do anything before the first wash?", "Remove the bolts [1]."),
+        ("Should I throw those away?", "Keep the bolts [1]."),
+    )
+    assert reformulate("What about the drain hose height?", history) == (
+        "What is the drain hose height?"
+    )
+    assert conversation_topic(
+        [*history, *said(("What about the drain hose height?", "60 cm"))]
+    ) == ("drain hose height")
+    # after a question that asks for a value, "what about" still swaps into it
+    caps = said(("What's the hotel cap in London?", "£180 a night [1]."))
+    assert reformulate("What about the meal limit?", caps) == "What's the meal limit in London?"
+    # and a thing (not a value) still swaps into a yes/no question
+    pill = said(("Can I take amoxicillin with the contraceptive pill?", "Yes [1]."))
+    assert reformulate("What about warfarin?", pill) == "Can I take amoxicillin with the warfarin?"
+
+
+def test_and_for_another_group_asks_the_previous_question_for_that_group() -> None:
+    """Searched as "amoxicillin for children?" before: the dose was lost."""
+    history = said(("What's the usual adult dose of amoxicillin?", "250 mg to 500 mg [1]."))
+    assert reformulate("And for children?", history) == (
+        "What's the usual dose of amoxicillin for children?"
+    )
+    assert reformulate("What about for kids?", history) == (
+        "What's the usual dose of amoxicillin for kids?"
+    )
+    safe = said(("Is ibuprofen safe for adults?", "Yes, at the lowest dose [1]."))
+    assert reformulate("And for children?", safe) == "Is ibuprofen safe for children?"

@@ -9,6 +9,11 @@ was just said. Used by ``reformulate``.
   ("Cetirizine is best for hay fever [1]" → "Cetirizine") are what "it" and "that" mean next.
 - The aspect asked about: after "What are the side effects of ibuprofen?", "they" and "those"
   are the side effects of ibuprofen, not ibuprofen.
+- The things the last answer brought up: after "Do I need to do anything before the first
+  wash?" and "Before the first wash, remove the three transport bolts [1]", "Should I throw
+  those away?" asks about the transport bolts (``introduced_plural``).
+- The amount the last answer gave: after "You may accept gifts worth up to £50 [1]", "more
+  than that" is more than £50 (``amount``).
 - Nothing outside the message: in "My head is pounding. What could it be?" the "it" points at
   what the message itself just described, so the message is a new question, not a follow-up.
 
@@ -148,6 +153,51 @@ def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bo
             best = run
         run = []
     return " ".join(best)
+
+
+_NUMBER_WORDS = wordset("one two three four five six seven eight nine ten twelve both several")
+
+
+def _plural(word: str) -> bool:
+    low = word.lower()
+    return len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is"))
+
+
+def introduced_plural(history: Sequence[HistoryMessage], is_topical: Callable[[str], bool]) -> str:
+    """The things the last answer's first sentence brought up that the last question did not
+    name: its longest run of topical words that ends with a plural noun, without a leading
+    count ("remove the three transport bolts" → "transport bolts"); ``""`` if none. This is
+    what "those" and "these" point at when the question asked about no aspect or group."""
+    answer = last_answer(history)
+    if not answer:
+        return ""
+    asked = {w.lower() for w in words(last_question(history))}
+    first = _SENTENCE.split(answer, maxsplit=1)[0]
+    best: list[str] = []
+    run: list[str] = []
+    for w in [*words(first), ""]:
+        if w and w.lower() not in asked and is_topical(w):
+            run.append(w)
+            continue
+        while run and run[0].lower() in _NUMBER_WORDS:
+            run = run[1:]
+        if run and _plural(run[-1]) and len(run) > len(best):
+            best = run
+        run = []
+    return " ".join(best)
+
+
+# An amount: "£50", "45p", "10,000 miles", "3 months", "100 mg".
+_AMOUNT = re.compile(
+    r"[£$€]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|p\b|(?:mg|g|kg|ml|cm|mm|m|km|"
+    r"miles?|days?|weeks?|months?|years?|hours?|minutes?|times|GBP|EUR|USD)\b)"
+)
+
+
+def amount(history: Sequence[HistoryMessage]) -> str:
+    """The first amount the last (cited) answer gave, or ``""``: what "more than that" means."""
+    found = _AMOUNT.search(last_answer(history))
+    return found.group(0) if found else ""
 
 
 def aspect(history: Sequence[HistoryMessage], aspects: frozenset[str]) -> str:

@@ -33,7 +33,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from ragchat.agents.heuristics import referents
+from ragchat.agents.heuristics import referents, restate
 from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
 from ragchat.agents.heuristics.pointers import (
     PERSON,
@@ -134,8 +134,14 @@ _TRAILING_POLITE = re.compile(r"[\s,]+(?:please|thanks|thank you)\s*$", re.IGNOR
 MAX_NAME_WORDS = 12
 
 
-def _longest_run(text: str) -> str:
-    best: list[str] = []
+# "a gift from a client", "a letter by my GP": what comes after these names a source, not
+# the thing asked about, so it loses a tie with another run.
+_SOURCE = wordset("from by")
+
+
+def _longest_run(text: str, *, source_loses_ties: bool = False) -> str:
+    best: tuple[int, bool, int] = (0, False, 0)
+    found: list[str] = []
     run: list[str] = []
     tokens = words(text)
     for i, w in enumerate([*tokens, ""]):
@@ -147,10 +153,14 @@ def _longest_run(text: str) -> str:
         ):
             run.append(w)
             continue
-        if (len(run), len(" ".join(run))) > (len(best), len(" ".join(best))):
-            best = run
+        if run:
+            before = tokens[max(0, i - len(run) - 2) : i - len(run)]
+            source = source_loses_ties and any(b.lower() in _SOURCE for b in before)
+            rank = (len(run), not source, len(" ".join(run)))
+            if rank > best:
+                best, found = rank, run
         run = []
-    return " ".join(best)
+    return " ".join(found)
 
 
 def topic(text: str) -> str:
@@ -207,7 +217,8 @@ def subject(text: str) -> str:
 
 def _noun_topic(text: str) -> str:
     """``topic`` without the verb after "I" and without "my daughter" (who, not what)."""
-    return topic(referents.RELATION.sub(" , ", _AFTER_PRONOUN.sub(r"\1 ,", text)))
+    cleaned = referents.RELATION.sub(" , ", _AFTER_PRONOUN.sub(r"\1 ,", text))
+    return _longest_run(cleaned, source_loses_ties=True)
 
 
 def _has_topic(text: str) -> bool:
@@ -276,6 +287,10 @@ def _previous_standalone(history: Sequence[HistoryMessage]) -> tuple[str, str]:
             earlier, asked = history[:i], history[i].content
             return asked, reformulate(asked, earlier) if is_follow_up(asked, earlier) else asked
     return "", ""
+
+
+def _previous_raw(history: Sequence[HistoryMessage]) -> str:
+    return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
 def is_follow_up(message: str, history: Sequence[HistoryMessage]) -> bool:
@@ -358,10 +373,15 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             return f"{rest}{end}"  # "and what about pepsin, what pH does it like?"
         new_topic = topic(rest)
         if new_topic and (same or not refers_back(rest)):
+            if about and restate.asks_value(rest) and restate.is_yes_no(_previous_raw(history)):
+                return restate.own_question(rest, end)  # "What is the drain hose height?"
             return _swapped(history, new_topic) or f"{new_topic}{end}"
     if refers_back(body):
         aspects = _ATTRIBUTE_END | GENERIC
-        resolved = Resolver.of(history, current, _is_topical, aspects).replace(body)
+        group = referents.plural_people(history)
+        context = restate.gist(_previous_standalone(history)[1], group) if group else ""
+        resolver = Resolver.of(history, current, _is_topical, aspects, context)
+        resolved = resolver.replace(body)
         if resolved != body:
             return resolved + end
         # "she" with nobody named: the topic still helps the search.
@@ -378,5 +398,9 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             swapped = _swapped(history, topic(rest))
             if swapped:
                 return swapped
+        # "And for children?" after "What's the usual adult dose of amoxicillin?"
+        regrouped = restate.for_group(_previous_standalone(history)[1], rest, end)
+        if regrouped:
+            return regrouped
         return f"{current} {rest}{end}"
     return _question(body, current, end)

@@ -1,0 +1,105 @@
+"""A follow-up that asks the previous question again with one part changed, restated as a whole
+question (used by ``reformulate``):
+
+- "And for children?" after "What's the usual adult dose of amoxicillin?" asks the same
+  question for another group of people: "What's the usual dose of amoxicillin for
+  children?" (``for_group``), not "amoxicillin for children?", which loses the dose;
+- "What about the drain hose height?" after a yes/no question ("Should I throw those away?")
+  asks for a value, which no yes/no question can take in: it is a question of its own,
+  "What is the drain hose height?" (``own_question``), not "Should I throw drain hose height
+  away?";
+- "What's the most they can have?" after that: "they" are the children, and what is asked
+  about them is what the previous question asked (``gist``: "usual dose of amoxicillin")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
+
+# Groups of people a question can be narrowed to, singular and plural.
+GROUPS = wordset(
+    """adult adults child children kid kids baby babies infant infants toddler toddlers teen
+    teens teenager teenagers elderly pensioners women men woman man students staff employees
+    managers contractors visitors members beginners"""
+)
+# Nouns that name a value to look up: a question about one asks "what is it?", not "yes or no".
+VALUE_NOUNS = wordset(
+    """height length width depth size weight temperature speed capacity colour color ph rate
+    rates price prices cost costs fee fees limit limits number address deadline duration
+    period allowance budget amount level pressure setting settings distance voltage code
+    codes phone email time times date dates hours"""
+)
+_YES_NO = re.compile(
+    r"^\s*(?:and\s+)?(?:should|shall|can|could|do|does|did|is|are|was|were|will|would|may|"
+    r"might|must|has|have)\b",
+    re.IGNORECASE,
+)
+_OPENING = wordset(
+    """what what's whats how when where which who why is are was were can could should shall
+    do does did will would may might must has have much many"""
+)
+
+
+def is_yes_no(question: str) -> bool:
+    return _YES_NO.match(question) is not None
+
+
+def asks_value(phrase: str) -> bool:
+    """Whether a noun phrase names a value ("the drain hose height", "the notice period")."""
+    found = words(phrase)
+    return len(found) >= 2 and found[-1].lower() in VALUE_NOUNS
+
+
+def own_question(phrase: str, end: str) -> str:
+    """ "the drain hose height" → "What is the drain hose height?"."""
+    verb = "are" if words(phrase)[-1].lower().endswith("s") else "is"
+    return f"What {verb} {phrase}{end}"
+
+
+def _group_words(text: str) -> list[str]:
+    return [w for w in words(text) if w.lower() in GROUPS]
+
+
+_PREPOSITION = r"(?:for|in|with|to|among|by)"
+_AUXILIARY = r"(?:should|can|could|do|does|did|are|is|will|would|may|might|must)"
+
+
+def for_group(previous: str, rest: str, end: str) -> str:
+    """The previous question (as searched) for the group ``rest`` names ("for children") in
+    place of its own: "for adults" → "for children", "should adults take" → "should children
+    take", "the usual adult dose of X" → "the usual dose of X for children"; ``""`` when
+    ``rest`` names no group or the previous question named none (then "and for children?"
+    narrows the topic instead)."""
+    new, old = _group_words(rest), _group_words(previous)
+    if not new or not old or len(words(rest)) > 4:
+        return ""
+    body = previous.strip().rstrip("?.! ")
+    group = re.escape(old[0])
+    rest = rest.strip()
+    bare = re.sub(rf"^{_PREPOSITION}\s+", "", rest, flags=re.IGNORECASE)
+    swaps: tuple[tuple[str, Callable[[re.Match[str]], str]], ...] = (
+        (rf"\b{_PREPOSITION}\s+(?:the\s+)?{group}\b", lambda m: rest),
+        (rf"\b({_AUXILIARY}\s+){group}\b", lambda m: m.group(1) + bare),
+    )
+    for pattern, by in swaps:
+        swapped, n = re.subn(pattern, by, body, count=1, flags=re.IGNORECASE)
+        if n:
+            return f"{swapped}{end}"
+    dropped = re.sub(rf"\s*\b{group}\b", "", body, count=1)
+    return f"{dropped} {rest}{end}"
+
+
+def gist(previous: str, leave_out: str = "") -> str:
+    """What a question asks about, without its question words and without ``leave_out``:
+    "What's the usual dose of amoxicillin for children?" → "usual dose of amoxicillin"."""
+    kept = [
+        w
+        for w in words(previous)
+        if w.lower() != leave_out.lower()
+        and w.lower() not in _OPENING
+        and w.lower() not in GROUPS
+        and (w.lower() not in STOPWORDS or w.lower() == "of")
+    ]
+    return re.sub(r"^(?:of\s+)+|(?:\s+of)+$", "", " ".join(kept))

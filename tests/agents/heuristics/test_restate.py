@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+
+from ragchat.agents.heuristics.restate import asks_value, for_group, gist, is_yes_no, own_question
+
+
+@pytest.mark.parametrize(
+    ("previous", "rest", "expected"),
+    [
+        (
+            "What's the usual adult dose of amoxicillin?",
+            "for children",
+            "What's the usual dose of amoxicillin for children?",
+        ),
+        ("How much should adults take?", "for teenagers", "How much should teenagers take?"),
+        ("Is it safe for the elderly?", "for kids", "Is it safe for kids?"),
+        # nothing to swap: the previous question named no group, or the rest names none
+        ("What is the maximum dose of paracetamol?", "for children", ""),
+        ("What's the usual adult dose of amoxicillin?", "with food", ""),
+    ],
+)
+def test_for_group_swaps_one_group_for_another(previous: str, rest: str, expected: str) -> None:
+    assert for_group(previous, rest, "?") == expected
+
+
+def test_gist_is_what_a_question_asks_about() -> None:
+    assert gist("What's the usual dose of amoxicillin for children?") == (
+        "usual dose of amoxicillin"
+    )
+    assert gist("What is the hotel cap in London?", "London") == "hotel cap"
+
+
+def test_a_value_is_a_noun_phrase_ending_in_a_measure() -> None:
+    assert asks_value("the drain hose height")
+    assert asks_value("the notice period")
+    assert not asks_value("warfarin")
+    assert not asks_value("height")  # a bare measure says nothing about what is measured
+    assert own_question("the drain hose height", "?") == "What is the drain hose height?"
+    assert own_question("the opening times", "?") == "What are the opening times?"
+
+
+def test_yes_no_questions_start_with_an_auxiliary() -> None:
+    assert is_yes_no("Should I throw those away?")
+    assert is_yes_no("And can I split it?")
+    assert not is_yes_no("What's the hotel cap in London?")
