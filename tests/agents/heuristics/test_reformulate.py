@@ -506,3 +506,18 @@ def test_and_for_another_group_asks_the_previous_question_for_that_group() -> No
     )
     safe = said(("Is ibuprofen safe for adults?", "Yes, at the lowest dose [1]."))
     assert reformulate("And for children?", safe) == "Is ibuprofen safe for children?"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("My washer is showing E21", "E21"),
+        ("What does WM-814 mean?", "WM-814"),
+        # a range or a number with its unit is no code: the programme is the subject
+        ("How long does the Eco 40-60 programme take?", "Eco 40-60 programme"),
+        ("Is the 2-year warranty on parts only?", "2-year warranty"),
+    ],
+)
+def test_a_code_is_letters_then_digits(question: str, expected: str) -> None:
+    """ "40-60" was taken for a code, so "it" became "40-60" instead of the programme."""
+    assert subject(question) == expected

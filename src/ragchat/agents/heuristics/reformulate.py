@@ -187,7 +187,9 @@ def _is_name(phrase: str) -> bool:
 # An error code or model number ("E21", "F05", "WM814"): the most specific thing a message
 # names, so it is the subject even when a longer run sits beside it ("My washing machine is
 # showing F05").
-_CODE = re.compile(r"^(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{2,10}$")
+# Letters then digits, as codes are written ("E21", "WM-814", "B12"); not a number with a unit
+# ("2-year", "24h") nor a range ("40-60").
+_CODE = re.compile(r"[A-Za-z]{1,4}-?\d{1,5}[A-Za-z]?")
 
 
 # The word after "I", "we", "you" is a verb ("How much can I accept as a gift?"), not what the
@@ -196,7 +198,7 @@ _AFTER_PRONOUN = re.compile(r"\b(I|we|you)\s+(?!\d)\w+", re.IGNORECASE)
 
 
 def _code(text: str) -> str:
-    return next((w for w in words(text) if _CODE.match(w) and _is_topical(w)), "")
+    return next((w for w in words(text) if _CODE.fullmatch(w) and _is_topical(w)), "")
 
 
 def subject(text: str) -> str:
@@ -351,9 +353,6 @@ def _swapped(history: Sequence[HistoryMessage], new_topic: str) -> str:
                 new_topic = " ".join([*head, new_topic])
             return previous.replace(old, new_topic, 1)
     return ""
-
-
-_CODE = re.compile(r"[A-Za-z]{0,3}-?\d{1,4}[A-Za-z]?")
 
 
 def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
