@@ -508,16 +508,37 @@ def test_and_for_another_group_asks_the_previous_question_for_that_group() -> No
     assert reformulate("And for children?", safe) == "Is ibuprofen safe for children?"
 
 
+MEALS = said(
+    (
+        "How much can I claim for dinner on a UK trip?",
+        "Meal: Dinner; UK limit: £35; International limit: £45 [1].",
+    )
+)
+CAPS = said(("What's the hotel cap in London?", "City: London; Maximum per night: 180 [1]."))
+
+
 @pytest.mark.parametrize(
-    ("question", "expected"),
+    ("history", "message", "expected"),
     [
-        ("My washer is showing E21", "E21"),
-        ("What does WM-814 mean?", "WM-814"),
-        # a range or a number with its unit is no code: the programme is the subject
-        ("How long does the Eco 40-60 programme take?", "Eco 40-60 programme"),
-        ("Is the 2-year warranty on parts only?", "2-year warranty"),
+        # a phrase after a preposition takes the place of the one after the same preposition
+        (CAPS, "And in Paris?", "What's the hotel cap in Paris?"),
+        (CAPS, "What about in Tokyo?", "What's the hotel cap in Tokyo?"),
+        (MEALS, "What about for lunch?", "How much can I claim for lunch on a UK trip?"),
+        # a place for a place, a common noun for a common noun
+        (CAPS, "What about Paris?", "What's the hotel cap in Paris?"),
+        (CAPS, "And New York?", "What's the hotel cap in New York?"),
+        (MEALS, "And breakfast?", "How much can I claim for breakfast on a UK trip?"),
+        (MEALS, "What about lunch?", "How much can I claim for lunch on a UK trip?"),
     ],
 )
-def test_a_code_is_letters_then_digits(question: str, expected: str) -> None:
-    """ "40-60" was taken for a code, so "it" became "40-60" instead of the programme."""
-    assert subject(question) == expected
+def test_what_about_x_replaces_the_part_of_the_question_x_stands_for(
+    history: list[HistoryMessage], message: str, expected: str
+) -> None:
+    """ "What about Paris?" was searched as "What's the Paris in London?", "What about lunch?"
+    as "How much can I claim for dinner on a lunch?"."""
+    assert reformulate(message, history) == expected
+
+
+def test_the_topic_is_never_swapped_out_for_a_group() -> None:
+    history = said(("What are the treatments for psoriasis?", "Creams and light therapy [1]."))
+    assert "psoriasis" in reformulate("And for children?", history)

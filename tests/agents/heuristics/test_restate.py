@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.heuristics.restate import asks_value, for_group, gist, is_yes_no, own_question
+from ragchat.agents.heuristics.restate import (
+    asks_value,
+    for_group,
+    gist,
+    is_yes_no,
+    own_question,
+    proper_slot,
+    same_slot,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,3 +52,24 @@ def test_yes_no_questions_start_with_an_auxiliary() -> None:
     assert is_yes_no("Should I throw those away?")
     assert is_yes_no("And can I split it?")
     assert not is_yes_no("What's the hotel cap in London?")
+
+
+def test_same_slot_replaces_the_phrase_after_the_same_preposition() -> None:
+    assert same_slot("What's the hotel cap in London?", "in Paris", "hotel cap") == (
+        "What's the hotel cap in Paris?"
+    )
+    assert same_slot("How much for dinner on a UK trip?", "for lunch", "UK trip") == (
+        "How much for lunch on a UK trip?"
+    )
+    # not the topic, not without a matching preposition
+    assert same_slot("What are the treatments for psoriasis?", "for children", "psoriasis") == ""
+    assert same_slot("What's the hotel cap in London?", "for Paris", "hotel cap") == ""
+    assert same_slot("What's the hotel cap in London?", "Paris", "hotel cap") == ""
+
+
+def test_proper_slot_replaces_a_place_not_the_first_word() -> None:
+    assert proper_slot("What's the hotel cap in London?", "New York") == (
+        "What's the hotel cap in New York?"
+    )
+    assert proper_slot("Ibuprofen dose for adults?", "Paris") == ""
+    assert proper_slot("What's the hotel cap in London?", "lunch") == ""

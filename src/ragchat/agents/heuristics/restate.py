@@ -103,3 +103,46 @@ def gist(previous: str, leave_out: str = "") -> str:
         and (w.lower() not in STOPWORDS or w.lower() == "of")
     ]
     return re.sub(r"^(?:of\s+)+|(?:\s+of)+$", "", " ".join(kept))
+
+
+_SLOT_PREPOSITION = r"(?:in|for|on|at|with|during|after|before|from|to|near)"
+_DETERMINER = r"(?:(?:the|a|an|my|your|our|their)\s+)?"
+# What follows a preposition, up to the next preposition, clause or the end: "in London",
+# "for dinner" in "for dinner on a UK trip".
+_SLOT_END = rf"(?=\s+{_SLOT_PREPOSITION}\b|\s+(?:and|or|if|when)\b|[?.!,;]|$)"
+
+
+def same_slot(previous: str, rest: str, keep: str) -> str:
+    """The previous question (as searched) with the phrase after ``rest``'s preposition put in
+    place of the one after the same preposition: "in Paris" into "What's the hotel cap in
+    London?" → "What's the hotel cap in Paris?", "for lunch" into "How much can I claim for
+    dinner on a UK trip?" → "... for lunch on a UK trip?"; ``""`` when ``rest`` does not start
+    with a preposition, the previous question has none to match, or the phrase it would
+    replace holds ``keep`` (the conversation's topic: "for ibuprofen" stays)."""
+    head = re.match(rf"\s*({_SLOT_PREPOSITION})\s+(?=\w)", rest, re.IGNORECASE)
+    if head is None:
+        return ""
+    prep = head.group(1).lower()
+    slot = re.search(
+        rf"\b{prep}\s+{_DETERMINER}(?P<phrase>[\w'’-]+(?:\s+[\w'’-]+){{0,3}}?){_SLOT_END}",
+        previous,
+        re.IGNORECASE,
+    )
+    if slot is None or (keep and keep.lower() in slot.group(0).lower()):
+        return ""
+    return f"{previous[: slot.start()]}{rest.strip()}{previous[slot.end() :]}"
+
+
+_PROPER = re.compile(r"[A-Z][A-Za-z]+(?:\s+[A-Z][A-Za-z]+)*")
+
+
+def proper_slot(previous: str, name: str) -> str:
+    """The previous question with its place or name ("London", not its first word) replaced by
+    the place or name ``name`` ("Paris", "New York"); ``""`` when either is not one."""
+    if _PROPER.fullmatch(name) is None:
+        return ""
+    for m in _PROPER.finditer(previous):
+        before = previous[: m.start()].rstrip()
+        if before and before[-1] not in ".!?":
+            return f"{previous[: m.start()]}{name}{previous[m.end() :]}"
+    return ""
