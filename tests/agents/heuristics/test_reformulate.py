@@ -542,3 +542,24 @@ def test_what_about_x_replaces_the_part_of_the_question_x_stands_for(
 def test_the_topic_is_never_swapped_out_for_a_group() -> None:
     history = said(("What are the treatments for psoriasis?", "Creams and light therapy [1]."))
     assert "psoriasis" in reformulate("And for children?", history)
+
+
+def test_it_is_the_row_a_table_answer_quoted() -> None:
+    """A which/what-thing question answered by a table row: "it" is the row's first cell
+    ("Quick" alone before: the number was cut off; "enzyme digests fats" for "Lipase")."""
+    quick = said(
+        (
+            "Which programme is the quickest?",
+            "Programme: Quick 30; Temperature: 30 C; Max load: 3 kg; Time: 30 min [1].",
+        )
+    )
+    assert reformulate("How hot does it get?", quick) == "How hot does Quick 30 get?"
+    enzyme = said(
+        ("What enzyme digests fats?", "Enzyme: Lipase; Made in: pancreas; Breaks down: lipids [1].")
+    )
+    assert reformulate("Where is it made?", enzyme) == "Where is Lipase made?"
+    # a row about what the question already named leaves "it" to the topic
+    caps = said(("What's the hotel cap in London?", "City: London; Maximum per night: 180 [1]."))
+    assert reformulate("What if I need to go over it?", caps) == (
+        "What if I need to go over hotel cap?"
+    )

@@ -129,20 +129,39 @@ def last_question(history: Sequence[HistoryMessage]) -> str:
     return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
+# A table row quoted as "Column: value; Column: value": its first cell names the row.
+_CELL = re.compile(r"^\s*[^:;\n]{1,40}:\s*(?P<value>[^;:\n]*[A-Za-z][^;:\n]*?)\s*[;.]?\s*$")
+# "What enzyme digests fats?", "Which city ...": a question that asks for a thing (not "What
+# is ...", "What does X do ...").
+_WHAT_THING = re.compile(
+    r"^\s*(?:and\s+)?(?:which|what)\s+(?!is\b|are\b|was\b|were\b|does\b|do\b|did\b|can\b|"
+    r"should\b|would\b|will\b|about\b|if\b|happens\b|the\b|a\b|an\b)[A-Za-z]+\b",
+    re.IGNORECASE,
+)
+
+
 def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bool]) -> str:
     """What the last answer brought up when the last question asked *which* thing: the
     longest run of topical words of the answer's first sentence that the question did not
     use ("Which tablets help with hay fever?" / "Cetirizine helps with hay fever" →
-    "Cetirizine"); ``""`` otherwise."""
+    "Cetirizine"), or the first cell of the table row it quoted ("What enzyme digests fats?"
+    / "Enzyme: Lipase; Made in: pancreas" → "Lipase"); ``""`` otherwise."""
     question = last_question(history)
     which = _WHICH.match(question)
     answer = last_answer(history)
-    if which is None or not answer:
+    if not answer:
+        return ""
+    first = _SENTENCE.split(answer, maxsplit=1)[0]
+    cell = _CELL.match(first)
+    if cell and (which or _WHAT_THING.match(question)):
+        value = cell.group("value").strip()
+        if value.lower() not in question.lower():
+            return value
+    if which is None:
         return ""
     asked = {w.lower() for w in words(question)}
     if not any(is_topical(w) for w in words(which.group("thing"))):
         return ""  # "which genetic changes are involved?": an aspect, not a thing
-    first = _SENTENCE.split(answer, maxsplit=1)[0]
     best: list[str] = []
     run: list[str] = []
     for w in [*words(first), ""]:
