@@ -563,3 +563,29 @@ def test_it_is_the_row_a_table_answer_quoted() -> None:
     assert reformulate("What if I need to go over it?", caps) == (
         "What if I need to go over hotel cap?"
     )
+
+
+def test_and_x_moves_the_conversation_to_x_like_what_about_x() -> None:
+    """ "Is there a joining fee for that?" was about the standard plan, two turns back."""
+    plans = said(
+        ("How much is the standard plan per month?", "Plan: Standard; Monthly fee: £35 [1]."),
+        ("And the premium plan?", "Plan: Premium; Monthly fee: £50 [1]."),
+    )
+    assert conversation_topic(plans) == "premium plan"
+    assert reformulate("Is there a joining fee for that?", plans) == (
+        "Is there a joining fee for premium plan?"
+    )
+
+
+def test_what_about_a_qualifier_narrows_the_question_and_keeps_its_subject() -> None:
+    """ "What about for students?" was searched as "How much is the students?"."""
+    history = said(("How much is the off-peak plan?", "Plan: Off-peak; Monthly fee: £25 [1]."))
+    assert reformulate("What about for students?", history) == (
+        "How much is the off-peak plan for students?"
+    )
+    after = [*history, *said(("What about for students?", "20% off [1]."))]
+    assert conversation_topic(after) == "off-peak plan"
+    abroad = said(("How much can I claim for dinner on a UK trip?", "£35 [1]."))
+    assert conversation_topic([*abroad, *said(("What about when I'm abroad?", "£45 [1]."))]) == (
+        "UK trip"
+    )

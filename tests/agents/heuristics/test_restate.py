@@ -9,6 +9,7 @@ from ragchat.agents.heuristics.restate import (
     is_yes_no,
     own_question,
     proper_slot,
+    qualified,
     same_slot,
 )
 
@@ -73,3 +74,18 @@ def test_proper_slot_replaces_a_place_not_the_first_word() -> None:
     )
     assert proper_slot("Ibuprofen dose for adults?", "Paris") == ""
     assert proper_slot("What's the hotel cap in London?", "lunch") == ""
+
+
+def test_the_head_noun_says_whether_a_phrase_names_a_value() -> None:
+    assert asks_value("the late cancellation fee for classes")
+    assert not asks_value("the bolts for the drain hose")
+    assert own_question("the late cancellation fee for classes", "?") == (
+        "What is the late cancellation fee for classes?"
+    )
+
+
+def test_qualified_narrows_the_previous_question() -> None:
+    assert qualified("How much is the off-peak plan?", "for students") == (
+        "How much is the off-peak plan for students?"
+    )
+    assert qualified("How much is the off-peak plan?", "students") == ""

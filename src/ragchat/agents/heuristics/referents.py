@@ -151,6 +151,8 @@ def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bo
     answer = last_answer(history)
     if not answer:
         return ""
+    if which is not None and not any(is_topical(w) for w in words(which.group("thing"))):
+        return ""  # "which genetic changes are involved?": an aspect, not a thing
     first = _SENTENCE.split(answer, maxsplit=1)[0]
     cell = _CELL.match(first)
     if cell and (which or _WHAT_THING.match(question)):
@@ -160,8 +162,6 @@ def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bo
     if which is None:
         return ""
     asked = {w.lower() for w in words(question)}
-    if not any(is_topical(w) for w in words(which.group("thing"))):
-        return ""  # "which genetic changes are involved?": an aspect, not a thing
     best: list[str] = []
     run: list[str] = []
     for w in [*words(first), ""]:

@@ -118,12 +118,20 @@ def _follows(message: str, current: str) -> bool:
 
 
 def _switched_to(message: str) -> str:
-    """The new subject of "what about X?" (X names something and does not refer back)."""
-    about = _ABOUT.match(message.strip().rstrip("?.! "))
+    """The new subject of "what about X?" or "and X?" (X names something and does not refer
+    back; "what about for students?" and "what about when I'm abroad?" narrow the subject,
+    they do not change it)."""
+    body = message.strip().rstrip("?.! ")
+    about = _ABOUT.match(body)
     if about is None:
+        cont = _CONTINUATION.match(body)
+        rest = body[cont.end() :] if cont else ""
+        return subject(rest) if rest and _bare_name(rest) else ""  # "And the premium plan?"
+    rest = body[about.end() :]
+    first = words(rest)[0].lower() if words(rest) else ""
+    if refers_back(rest) or first in _PREPOSITION or first in _CLAUSE:
         return ""
-    rest = message.strip().rstrip("?.! ")[about.end() :]
-    return "" if refers_back(rest) else subject(rest)
+    return subject(rest)
 
 
 def conversation_topic(history: Sequence[HistoryMessage]) -> str:
@@ -256,7 +264,8 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             if about and restate.asks_value(rest) and restate.is_yes_no(_previous_raw(history)):
                 return restate.own_question(rest, end)  # "What is the drain hose height?"
             # "What about in Paris?": the previous question's "in London" takes it
-            slot = restate.same_slot(_previous_standalone(history)[1], rest, current)
+            previous = _previous_standalone(history)[1]
+            slot = restate.same_slot(previous, rest, current) or restate.qualified(previous, rest)
             swapped = _swapped(history, new_topic, name=_bare_name(rest))
             return slot or swapped or f"{new_topic}{end}"
     if refers_back(body):

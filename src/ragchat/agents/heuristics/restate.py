@@ -46,15 +46,20 @@ def is_yes_no(question: str) -> bool:
     return _YES_NO.match(question) is not None
 
 
+_HEAD_END = re.compile(r"\s+(?:for|of|in|on|at|with|from|per)\s+.*$", re.IGNORECASE)
+
+
 def asks_value(phrase: str) -> bool:
-    """Whether a noun phrase names a value ("the drain hose height", "the notice period")."""
-    found = words(phrase)
+    """Whether a noun phrase names a value: its head noun, the last word before any "for",
+    "of"... ("the drain hose height", "the late cancellation fee for classes"), is one."""
+    found = words(_HEAD_END.sub("", phrase))
     return len(found) >= 2 and found[-1].lower() in VALUE_NOUNS
 
 
 def own_question(phrase: str, end: str) -> str:
     """ "the drain hose height" → "What is the drain hose height?"."""
-    verb = "are" if words(phrase)[-1].lower().endswith("s") else "is"
+    head = words(_HEAD_END.sub("", phrase))[-1].lower()
+    verb = "are" if head.endswith("s") and not head.endswith("ss") else "is"
     return f"What {verb} {phrase}{end}"
 
 
@@ -146,3 +151,14 @@ def proper_slot(previous: str, name: str) -> str:
         if before and before[-1] not in ".!?":
             return f"{previous[: m.start()]}{name}{previous[m.end() :]}"
     return ""
+
+
+def qualified(previous: str, rest: str) -> str:
+    """The previous question (as searched) narrowed by a phrase that starts with a
+    preposition: "for students" after "How much is the off-peak plan?" → "How much is the
+    off-peak plan for students?"; ``""`` when ``rest`` does not start with one."""
+    if not previous or re.match(rf"\s*{_SLOT_PREPOSITION}\s+\w", rest, re.IGNORECASE) is None:
+        return ""
+    body = previous.strip()
+    end = body[-1] if body[-1:] in ("?", ".", "!") else "?"
+    return f"{body.rstrip('?.! ')} {rest.strip()}{end}"
