@@ -589,3 +589,15 @@ def test_what_about_a_qualifier_narrows_the_question_and_keeps_its_subject() -> 
     assert conversation_topic([*abroad, *said(("What about when I'm abroad?", "£45 [1]."))]) == (
         "UK trip"
     )
+
+
+def test_a_labelled_sentence_is_not_a_table_row() -> None:
+    history = said(
+        (
+            "What complications can it lead to?",
+            "Summary: KBG syndrome is a rare disorder that affects several parts of the body [1].",
+        )
+    )
+    assert "Summary" not in reformulate(
+        "How common is it?", [*conv("What is KBG syndrome?"), *history]
+    )

@@ -129,6 +129,7 @@ def last_question(history: Sequence[HistoryMessage]) -> str:
     return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
+MAX_CELL_WORDS = 5
 # A table row quoted as "Column: value; Column: value": its first cell names the row.
 _CELL = re.compile(r"^\s*[^:;\n]{1,40}:\s*(?P<value>[^;:\n]*[A-Za-z][^;:\n]*?)\s*[;.]?\s*$")
 # "What enzyme digests fats?", "Which city ...": a question that asks for a thing (not "What
@@ -157,7 +158,8 @@ def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bo
     cell = _CELL.match(first)
     if cell and (which or _WHAT_THING.match(question)):
         value = cell.group("value").strip()
-        if value.lower() not in question.lower():
+        # a cell names a thing in a few words; "Summary: X is a rare disorder" is prose
+        if len(words(value)) <= MAX_CELL_WORDS and value.lower() not in question.lower():
             return value
     if which is None:
         return ""
