@@ -294,3 +294,18 @@ def test_and_for_children_asks_the_dose_question_for_children(
     result = ask(engine, agent, history, "And for children?")
     assert result.metadata.search_query == "What's the usual dose of cetirizine for children?"
     assert "5 mg twice a day" in found(result, documents_kb)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_do_it_is_the_action_asked_about(
+    engine: ChatEngine, documents_kb: KnowledgeBase, agent: str
+) -> None:
+    history = [
+        (
+            "How do I clean the drain filter?",
+            "Twist it anticlockwise, lift it out and rinse it under running water [1].",
+        )
+    ]
+    result = ask(engine, agent, history, "How often should I do it?")
+    assert result.metadata.search_query == "How often should I clean the drain filter?"
+    assert "Cleaning the drain filter" in found(result, documents_kb)

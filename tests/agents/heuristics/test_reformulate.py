@@ -601,3 +601,39 @@ def test_a_labelled_sentence_is_not_a_table_row() -> None:
     assert "Summary" not in reformulate(
         "How common is it?", [*conv("What is KBG syndrome?"), *history]
     )
+
+
+def test_it_after_a_verb_is_what_the_last_answer_did_that_verb_to() -> None:
+    """ "How long do I hold it for?" was searched as "… hold router for?"."""
+    history = said(
+        (
+            "How do I reset the router?",
+            "Press and hold the reset button with a paperclip for 15 seconds [1].",
+        )
+    )
+    assert reformulate("How long do I hold it for?", history) == (
+        "How long do I hold reset button for?"
+    )
+    warranty = said(
+        ("How long is the warranty?", "Register within 28 days to extend the parts warranty [1].")
+    )
+    assert reformulate("Can I extend it?", warranty) == "Can I extend parts warranty?"
+    # a verb every answer uses ("take it") or one the answer never used: "it" is the topic
+    assert reformulate("Can I take it with food?", IBU) == "Can I take ibuprofen with food?"
+    assert reformulate("Can I split it?", warranty) == "Can I split warranty?"
+
+
+def test_do_it_is_the_action_the_user_asked_about() -> None:
+    """ "How do I do it?" was searched as "How do I do membership?"."""
+    history = said(
+        ("Can I freeze my membership?", "For up to 3 months in any 12 months [1]."),
+        ("Does it cost anything?", "A frozen membership costs £5 a month [1]."),
+    )
+    assert reformulate("How do I do it?", history) == "How do I freeze my membership?"
+    filters = said(("How do I clean the drain filter?", "Turn it anticlockwise [1]."))
+    assert reformulate("How often should I do that?", filters) == (
+        "How often should I clean the drain filter?"
+    )
+    # a question about no action of the user's: "do it" stays for the topic to complete
+    leave = said(("What's the training budget?", "£1,000 a year [1]."))
+    assert "training budget" in reformulate("How do I do it?", leave)

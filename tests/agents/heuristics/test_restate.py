@@ -10,6 +10,7 @@ from ragchat.agents.heuristics.restate import (
     own_question,
     proper_slot,
     qualified,
+    redo,
     same_slot,
 )
 
@@ -89,3 +90,10 @@ def test_qualified_narrows_the_previous_question() -> None:
         "How much is the off-peak plan for students?"
     )
     assert qualified("How much is the off-peak plan?", "students") == ""
+
+
+def test_redo_takes_the_latest_question_that_asked_about_an_action() -> None:
+    earlier = ["Does it cost anything?", "Can I freeze my membership?"]
+    assert redo("How do I do it?", earlier) == "How do I freeze my membership?"
+    assert redo("How do I do it?", ["Do I need a fit note?"]) == "How do I do it?"
+    assert redo("Who do I send it to?", earlier) == "Who do I send it to?"

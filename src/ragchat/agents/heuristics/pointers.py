@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragchat.agents.heuristics import referents
-from ragchat.agents.heuristics._text import words
+from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
 from ragchat.types import HistoryMessage
 
 PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)
@@ -51,6 +51,16 @@ COMPARED = re.compile(
     r"cheaper|older|younger|earlier|later)\s+than|over|under|above|below)\s+(?:that|this)\b"
     r"(?=\s*[?.!,;]|\s*$|\s+(?:in|on|at|for|to|with|if|when|or|and|but|per|from|by|again)\b)",
     re.IGNORECASE,
+)
+# "hold it", "extend it": a verb and the pronoun it acts on (not "do it", "take it": verbs
+# any answer uses).
+OBJECT = re.compile(r"\b(?P<verb>[A-Za-z]{3,})\s+(?:it|them)\b(?!['’])", re.IGNORECASE)
+_LIGHT_VERBS = frozenset(
+    stem(v)
+    for v in wordset(
+        """do did done make get give take have had need want know find see tell ask put keep
+        let help try use about with without for from into onto than like"""
+    )
 )
 # "those"/"these" standing alone (not "those tablets", "these ones").
 _SHOWN = re.compile(
@@ -108,6 +118,7 @@ class Resolver:
     shown: str = ""  # "those"/"these": what the last answer brought up ("transport bolts")
     amount: str = ""  # "more than that": the amount the last answer gave ("£50")
     context: str = ""  # what the last question asked about them ("usual dose of amoxicillin")
+    history: tuple[HistoryMessage, ...] = ()  # for what the last answer did a verb to
 
     @classmethod
     def of(
@@ -132,7 +143,16 @@ class Resolver:
             shown=shown,
             amount=referents.amount(history),
             context=context or topic,
+            history=tuple(history),
         )
+
+    def _object(self, m: re.Match[str]) -> str:
+        """ "hold it" → "hold reset button": what the last answer said to hold."""
+        verb = m.group("verb")
+        if stem(verb) in _LIGHT_VERBS or verb.lower() in STOPWORDS or not self.history:
+            return m.group(0)
+        found = referents.acted_on(self.history, verb)
+        return f"{verb} {found}" if found else m.group(0)
 
     def _compared(self, m: re.Match[str]) -> str:
         """ "more than that" → "more than £50", "over that" → "over £50"; without an amount,
@@ -160,6 +180,7 @@ class Resolver:
             return pattern.sub(repl, text)
 
         out = COMPARED.sub(self._compared, message)
+        out = OBJECT.sub(self._object, out)
         out = sub(DET_NOUN, out, self.thing)
         if self.person:
             out = sub(PERSON, out, self.person)

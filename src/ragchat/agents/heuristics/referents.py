@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragchat.agents.heuristics._text import words, wordset
+from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
 from ragchat.types import HistoryMessage
 
 _CITED = re.compile(r"\[\d{1,2}\]")
@@ -206,6 +206,36 @@ def introduced_plural(history: Sequence[HistoryMessage], is_topical: Callable[[s
             best = run
         run = []
     return " ".join(best)
+
+
+_DETERMINERS = wordset("the a an your my our this that these those its their")
+MAX_OBJECT_WORDS = 4
+
+
+def acted_on(history: Sequence[HistoryMessage], verb: str) -> str:
+    """What the last answer did ``verb`` to: "How long do I hold it for?" after "press and
+    hold the reset button with a paperclip" → "reset button"; the words after the same verb
+    (any form: "extend", "extends"), without a determiner, up to a function word; ``""``
+    when the answer never uses the verb."""
+    answer = last_answer(history)
+    if not answer:
+        return ""
+    wanted = stem(verb)
+    tokens = re.findall(r"[\w'’-]+|[^\w\s]", answer)
+    for i, token in enumerate(tokens[:-1]):
+        if stem(token) != wanted:
+            continue
+        rest = tokens[i + 1 :]
+        while rest and rest[0].lower() in _DETERMINERS:
+            rest = rest[1:]
+        found: list[str] = []
+        for w in rest:
+            if not re.match(r"\w", w) or w.lower() in STOPWORDS or len(found) == MAX_OBJECT_WORDS:
+                break
+            found.append(w)
+        if found:
+            return " ".join(found)
+    return ""
 
 
 # An amount: "£50", "45p", "10,000 miles", "3 months", "100 mg".

@@ -204,6 +204,8 @@ def _question(body: str, current: str, end: str) -> str:
 _PREPOSITION = wordset("for in on at to with without during after before of from by about than")
 
 
+# How many questions back "do it" may find the action it stands for.
+MAX_BACK = 3
 _CLAUSE = wordset("when whenever if while because since unless")
 
 
@@ -268,6 +270,12 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             slot = restate.same_slot(previous, rest, current) or restate.qualified(previous, rest)
             swapped = _swapped(history, new_topic, name=_bare_name(rest))
             return slot or swapped or f"{new_topic}{end}"
+    if restate.DO_IT.search(body):
+        asked = [m.content for m in reversed(history) if m.role == "user"][:MAX_BACK]
+        redone = restate.redo(body, asked)  # "How do I do it?" → "How do I freeze my …?"
+        if redone != body and not refers_back(redone):
+            return f"{redone}{end}"
+        body = redone
     if refers_back(body):
         aspects = ATTRIBUTE_END | GENERIC
         group = referents.plural_people(history)

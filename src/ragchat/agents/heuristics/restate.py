@@ -14,7 +14,7 @@ question (used by ``reformulate``):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
 
@@ -162,3 +162,30 @@ def qualified(previous: str, rest: str) -> str:
     body = previous.strip()
     end = body[-1] if body[-1:] in ("?", ".", "!") else "?"
     return f"{body.rstrip('?.! ')} {rest.strip()}{end}"
+
+
+# "How do I do it?", "How often should I do that?": "do it" is the last question's action.
+DO_IT = re.compile(r"\bdo\s+(?:it|that|this)\b(?=\s*[?.!,]|\s*$|\s+(?:again|myself|online|now)\b)")
+_ASKED_ACTION = re.compile(
+    r"^\s*(?:and\s+)?(?:how|can|could|should|shall|may|when|where|why|do|must)\s+"
+    r"(?:(?:do|can|could|should|shall|may|must)\s+)?(?:I|we)\s+"
+    r"(?P<action>[a-z][\w'’ -]*?)\s*[?.!]*$",
+    re.IGNORECASE,
+)
+_NOT_ACTIONS = wordset("need have want get do be go know find use take make ask tell see try")
+
+
+def redo(message: str, earlier: Sequence[str]) -> str:
+    """``message`` with "do it" replaced by the action the latest of the ``earlier`` questions
+    (newest first) that asked about one of the user's own actions: "How do I do it?" after
+    "Can I freeze my membership?" and "Does it cost anything?" → "How do I freeze my
+    membership?"; unchanged when none did."""
+    found = DO_IT.search(message)
+    if found is None:
+        return message
+    for question in earlier:
+        asked = _ASKED_ACTION.match(question)
+        if asked is None or words(asked.group("action"))[0].lower() in _NOT_ACTIONS:
+            continue
+        return f"{message[: found.start()]}{asked.group('action')}{message[found.end() :]}"
+    return message
