@@ -460,6 +460,10 @@ def test_more_than_that_is_the_amount_the_last_answer_gave() -> None:
         "What if gift is worth more than £50?"
     )
     assert reformulate("Can I go over that?", history) == "Can I go over £50?"
+    hours = said(("How early can I start?", "You may start as early as 07:30 [1]."))
+    assert reformulate("Can I start earlier than that?", hours) == (
+        "Can I start earlier than 07:30?"
+    )
     # no amount in the answer: the comparison alone, not "more than gift"
     vague = said(("How much can I accept as a gift from a client?", "A small amount [1]."))
     assert reformulate("What if it's worth more than that?", vague) == (
@@ -637,3 +641,10 @@ def test_do_it_is_the_action_the_user_asked_about() -> None:
     # a question about no action of the user's: "do it" stays for the topic to complete
     leave = said(("What's the training budget?", "£1,000 a year [1]."))
     assert "training budget" in reformulate("How do I do it?", leave)
+
+
+def test_an_amount_is_not_what_a_verb_acted_on() -> None:
+    history = said(
+        ("What's the mileage rate?", "You can claim 45p per mile for the first 10,000 miles [1].")
+    )
+    assert reformulate("And how do I claim it?", history) == "And how do I claim mileage rate?"

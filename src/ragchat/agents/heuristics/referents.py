@@ -230,7 +230,8 @@ def acted_on(history: Sequence[HistoryMessage], verb: str) -> str:
             rest = rest[1:]
         found: list[str] = []
         for w in rest:
-            if not re.match(r"\w", w) or w.lower() in STOPWORDS or len(found) == MAX_OBJECT_WORDS:
+            # a thing, not an amount: "claim 45p per mile" names no object
+            if not w[0].isalpha() or w.lower() in STOPWORDS or len(found) == MAX_OBJECT_WORDS:
                 break
             found.append(w)
         if found:
@@ -238,10 +239,11 @@ def acted_on(history: Sequence[HistoryMessage], verb: str) -> str:
     return ""
 
 
-# An amount: "£50", "45p", "10,000 miles", "3 months", "100 mg".
+# An amount: "£50", "45p", "10,000 miles", "3 months", "100 mg", a time ("07:30", "5 pm").
 _AMOUNT = re.compile(
     r"[£$€]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|p\b|(?:mg|g|kg|ml|cm|mm|m|km|"
     r"miles?|days?|weeks?|months?|years?|hours?|minutes?|times|GBP|EUR|USD)\b)"
+    r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b"
 )
 
 
