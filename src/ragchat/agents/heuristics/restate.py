@@ -9,7 +9,15 @@ question (used by ``reformulate``):
   "What is the drain hose height?" (``own_question``), not "Should I throw drain hose height
   away?";
 - "What's the most they can have?" after that: "they" are the children, and what is asked
-  about them is what the previous question asked (``gist``: "usual dose of amoxicillin")."""
+  about them is what the previous question asked (``gist``: "usual dose of amoxicillin");
+- "What about in Paris?" / "And in Paris?" put Paris where the previous question had "in
+  London" (``same_slot``); "What about Paris?" a place for its place (``proper_slot``);
+  "What about for students?" narrows it when it has no "for …" to replace (``qualified``);
+- "How do I do it?" asks how to do what the user last asked about doing: "Can I freeze my
+  membership?" → "How do I freeze my membership?" (``redo``).
+
+Each returns ``""`` (or the message unchanged) when its pattern does not fit, so the caller
+falls back to completing the follow-up with the topic."""
 
 from __future__ import annotations
 
@@ -165,7 +173,10 @@ def qualified(previous: str, rest: str) -> str:
 
 
 # "How do I do it?", "How often should I do that?": "do it" is the last question's action.
-DO_IT = re.compile(r"\bdo\s+(?:it|that|this)\b(?=\s*[?.!,]|\s*$|\s+(?:again|myself|online|now)\b)")
+DO_IT = re.compile(
+    r"\bdo\s+(?:it|that|this)\b(?=\s*[?.!,]|\s*$|\s+(?:again|myself|online|now)\b)",
+    re.IGNORECASE,
+)
 _ASKED_ACTION = re.compile(
     r"^\s*(?:and\s+)?(?:how|can|could|should|shall|may|when|where|why|do|must)\s+"
     r"(?:(?:do|can|could|should|shall|may|must)\s+)?(?:I|we)\s+"
