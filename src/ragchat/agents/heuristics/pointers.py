@@ -1,8 +1,8 @@
 """The words of a follow-up that point back ("it", "that", "this medicine", "she", "they",
 "those ones") and what replaces each kind (``Resolver``): "it" and "that" the thing talked
 about, "she" the person just named, "they" the aspect or the people just asked about, "those"
-also what the last answer brought up, "more than that" the amount it gave. What those are is
-found in ``referents``."""
+also what the last answer brought up, "more than that" the amount it gave, "hold it" what the
+last answer said to hold. What those are is found in ``referents``."""
 
 from __future__ import annotations
 
@@ -108,7 +108,9 @@ def _case(phrase: str, at_start: bool) -> str:
 class Resolver:
     """What each kind of back-reference in a follow-up stands for: ``thing`` ("it", "that":
     what the last answer introduced, else the topic), ``person`` ("she", "he"), ``plural``
-    ("they", "those": the people or the aspect just asked about, else the thing)."""
+    ("they", "those": the people or the aspect just asked about, else the thing), ``shown``
+    ("those" alone: what the last answer brought up), ``amount`` ("more than that"); a verb's
+    "it" is first what the last answer did that verb to ("hold it" → "hold reset button")."""
 
     topic: str
     thing: str
