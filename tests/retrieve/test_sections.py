@@ -125,5 +125,6 @@ def test_a_dose_question_names_its_medicine_not_maximum_as_the_topic() -> None:
     question = "What is the maximum dose of ibuprofen?"
     assert question_aspects(question) == {"dose"}
     assert topic_stems(question) == {"ibuprofen"}
+    assert topic_stems("What is the maximum daily dose of ibuprofen?") == {"ibuprofen"}
     assert "dose" in label_aspects("Usual adult dosing (general guidance)")
     assert "dose" in label_aspects("3. How to take amoxicillin")

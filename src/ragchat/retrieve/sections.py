@@ -83,7 +83,8 @@ _ASPECTS: dict[str, tuple[str, str]] = {
         r"\b(side[- ]effects?|adverse)\b",
     ),
     "dose": (
-        r"\b((maximum|minimum|highest|lowest|usual|recommended) )?(dose|doses|dosage)\b"
+        r"\b((maximum|minimum|max|highest|lowest|usual|recommended|daily|adult) ){0,2}"
+        r"(dose|doses|dosage)\b"
         r"|\b(how much|how many (tablets|pills|mg))\b",
         r"\b(dose|doses|dosage|dosing|how much|how to take)\b",
     ),
