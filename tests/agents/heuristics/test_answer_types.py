@@ -44,3 +44,16 @@ def test_how_to_is_answered_by_the_steps_in_order(real_embedder: Embedder) -> No
     text = out.text
     assert "anticlockwise" in text and "rinse" in text
     assert text.index("shallow tray") < text.index("anticlockwise")
+
+
+def test_how_to_steps_stop_at_the_next_topic_of_a_plain_text_file(
+    real_embedder: Embedder,
+) -> None:
+    text = (
+        "Resetting the boiler: press and hold the reset button for 5 seconds. The boiler then "
+        "restarts by itself. If it locks out more than twice in one day, call an engineer.\n"
+        "Pressure: the gauge should read between 1 and 1.5 bar when the heating is cold."
+    )
+    hits = [make_hit("b", text, title="Boiler guide")]
+    out = compose_answer("How do I reset the boiler?", hits, real_embedder)
+    assert "call an engineer" in out.text and "Pressure" not in out.text

@@ -47,6 +47,7 @@ _PLACE = re.compile(
     r"mitochondria|nucleus|stomach|intestine|liver)|takes? place in|located|found in)\b",
     re.IGNORECASE,
 )
+_OPENER = re.compile(r"^[A-Z][\w'’ -]{0,30}:\s")
 _HOW_TO = re.compile(
     r"^\s*(?:and\s+)?(?:how (?:do|can|should|would|shall) (?:i|you|we)|how to)\b", re.I
 )
@@ -90,7 +91,12 @@ def completion(
         key=lambda i: cands[i].order,
     )
     if want.steps:  # the steps of the lead's own section
-        return [i for i in after if cands[i].label == c.label][:STEPS]
+        steps: list[int] = []
+        for i in after:
+            if cands[i].heading != c.heading or _OPENER.match(plain[i]):
+                break  # the next section, or a plain-text document's next "Label: …" topic
+            steps.append(i)
+        return steps[:STEPS]
     if want.pattern is None or want.pattern.search(plain[lead]):
         return []
     near = [i for i in after if cands[i].order - c.order <= REACH]

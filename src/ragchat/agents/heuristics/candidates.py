@@ -114,6 +114,7 @@ class Candidate:
     score: float = 0.0
     base: float = 0.0  # score before the section bonus
     lexical: float = 0.0
+    heading: str = ""  # the heading it sits under (its section), "" when none
 
 
 def candidates(
@@ -190,7 +191,14 @@ def candidates(
                 antecedent = _names(strip_speaker(piece.text)) or antecedent
             out.append(
                 Candidate(
-                    piece.text, rank, order, label, weight if label else 0.0, in_child, on_aspect
+                    piece.text,
+                    rank,
+                    order,
+                    label,
+                    weight if label else 0.0,
+                    in_child,
+                    on_aspect,
+                    heading=piece.heading or fallback,
                 )
             )
             per_hit += 1
