@@ -174,7 +174,7 @@ def aliases(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> d
     """For each of ``terms``, the words of ``texts`` near it in meaning (cosine ≥
     ``NEAR_WORD``): "wine" → {"alcohol"}. Word vectors go through the embedder's sentence
     cache, so a knowledge base's words are embedded once per process."""
-    vocab = sorted({w.lower() for t in texts for w in _VOCAB_WORD.findall(t)} - STOPWORDS - {""})
+    vocab = passage_words(texts)
     asked = [t.lower().replace("’", "'").split("'")[0] for t in terms]  # "kid's" → "kid"
     if not vocab or not asked:
         return {}
@@ -185,6 +185,20 @@ def aliases(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> d
         for t, row in zip(terms, sims, strict=True)
         if float(row.max()) >= NEAR_WORD
     }
+
+
+def passage_words(texts: Sequence[str]) -> list[str]:
+    """The words ``aliases`` compares a question's words with, in a stable order."""
+    return sorted({w.lower() for t in texts for w in _VOCAB_WORD.findall(t)} - STOPWORDS - {""})
+
+
+def warm_words(words_: Sequence[str], embedder: Embedder, *, batch: int = 64) -> int:
+    """Embeds ``words_`` into the embedder's cache ahead of the first question (the server's
+    prewarm), so the refusal checks of a first turn embed nothing but the question's words."""
+    for i in range(0, len(words_), batch):
+        chunk = list(words_[i : i + batch])
+        embed_sentences(embedder, [_WORD_OWNER] * len(chunk), chunk)
+    return len(words_)
 
 
 def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[str]:
