@@ -23,7 +23,10 @@ def test_resolve_config(tmp_path: Path, settings: Settings) -> None:
     assert (agent.kind, agent.knowledge_base, list(single.knowledge_bases)) == (
         "conversational_rag", "handbook", ["handbook"],
     )  # fmt: skip
-    assert agent.any_knowledge_base and agent.routable and agent.gate_threshold is None
+    assert agent.any_knowledge_base and agent.routable
+    # Its own gate and search-before-asking (the offline answerer's refusal checks judge what
+    # the lower gate lets through): docs/benchmarks.md, issue 25.
+    assert (agent.gate_threshold, agent.clarify_below) == (0.22, 0.4)
 
 
 def test_sample_knowledge_bases_are_ingested_once(

@@ -92,6 +92,19 @@ def test_prewarmed_sentences_leave_a_turn_only_its_question_to_embed(
     assert not [t for t in fake.embedded if t != message and t[:40] in quoted]
 
 
+def test_prewarmed_words_leave_the_refusal_checks_only_the_questions_words(
+    settings: Settings, fake: HashingEmbedder
+) -> None:
+    engine = build_engine(settings, load_config(), embedder=fake)
+    engine.warm_up()
+    prewarm_sentences(engine)
+    fake.embedded.clear()
+    message = "Does migraine treatment help with hiccups?"  # "hiccups": in no passage
+    _turn(engine, message, "medical")
+    words = [t for t in fake.embedded if " " not in t]
+    assert words and all(w in message.lower() for w in words), words
+
+
 def test_a_restarted_server_loads_its_sentence_vectors(
     settings: Settings, fake: HashingEmbedder
 ) -> None:

@@ -117,3 +117,14 @@ def test_only_the_documents_about_the_topic_get_the_lift() -> None:
     # with no topic word left every document's matching section is lifted, as before
     out = {h.chunk.chunk_id: h for h in boost_sections("How is it treated?", hits, 0.05)}
     assert out["dm"].score == pytest.approx(0.9 + 0.05 * 0.4)
+
+
+def test_a_dose_question_names_its_medicine_not_maximum_as_the_topic() -> None:
+    # "maximum" is how much of the dose is asked, not what about: the acetaminophen page's
+    # "Maximum daily dose" must not make it the topic of a question about ibuprofen.
+    question = "What is the maximum dose of ibuprofen?"
+    assert question_aspects(question) == {"dose"}
+    assert topic_stems(question) == {"ibuprofen"}
+    assert topic_stems("What is the maximum daily dose of ibuprofen?") == {"ibuprofen"}
+    assert "dose" in label_aspects("Usual adult dosing (general guidance)")
+    assert "dose" in label_aspects("3. How to take amoxicillin")

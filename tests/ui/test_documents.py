@@ -117,7 +117,8 @@ def test_office_files_upload_through_the_picker_and_are_cited_by_slide_and_row(
         ui.page.locator(".doc", has_text=name).wait_for()
     ui.page.click("#panel-close")
 
-    reply = ui.ask("What is the maximum daily dose of ibuprofen?", agent="medical")
+    # "in the formulary": the sample ibuprofen page answers the bare question (1,200 mg) too.
+    reply = ui.ask("What is the maximum daily dose of ibuprofen in the formulary?", agent="medical")
     assert "1200 mg" in reply.locator(".msg-body").inner_text()
     chip = reply.locator(".chip", has_text="formulary")
     chip.first.click()

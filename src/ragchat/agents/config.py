@@ -52,6 +52,11 @@ class AgentConfig(BaseModel):
     retrieval: dict[str, Any] = {}  # RetrievalSettings overrides for this agent
     gate_threshold: float | None = None
     intents: dict[str, TemplateIntent] = {}  # conversational_rag template intents
+    # conversational_rag: a request that names no topic ("Can I stop taking it once I feel
+    # better?") is searched first and answered when the search is clearly on topic (relevance
+    # at least this); below it, or None, the agent asks a clarifying question straight away.
+    # On a user's own few documents the topic is often the knowledge base itself.
+    clarify_below: float | None = None
     persona_file: str | None = None  # companion persona (Markdown/text), relative to the config
     persona_knowledge_base: str | None = None  # companion's own facts (get_self_info)
     textbook_modes: bool = False  # rag: chapter-aware and selected-text-only modes

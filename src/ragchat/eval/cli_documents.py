@@ -27,8 +27,13 @@ def documents(
         str, typer.Option("--kb", help="Knowledge base to build (deleted and rebuilt).")
     ] = "eval-documents",
     kind: Annotated[
-        str, typer.Option("--kind", help="Kind of the agent that answers.")
-    ] = "conversational_rag",
+        str | None,
+        typer.Option(
+            "--kind",
+            help="A plain agent of this kind answers (default: the knowledge-base agent the "
+            "server binds a user's knowledge base to, with its settings).",
+        ),
+    ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
     ] = None,
@@ -44,6 +49,7 @@ def documents(
     import asyncio
 
     from ragchat import resources
+    from ragchat.agents.bootstrap import resolve_config
     from ragchat.agents.factory import build_engine
     from ragchat.eval.answers_io import app_config
     from ragchat.eval.documents import (
@@ -73,7 +79,11 @@ def documents(
             report = fresh_kb(settings, embedder, folder, kb)
         if report.errors:
             raise ConfigError("; ".join(f"{e.source}: {e.reason}" for e in report.errors))
-        config, name = app_config(kb, None, None, kind=kind)
+        if kind:
+            config, name = app_config(kb, None, None, kind=kind)
+        else:
+            config = resolve_config(kb, settings)
+            name = next(iter(config.agents))
         engine = build_engine(
             settings, config, chat_model=build_chat_model(settings), embedder=embedder
         )

@@ -84,7 +84,7 @@ _ASPECTS: dict[str, tuple[str, str]] = {
     ),
     "dose": (
         r"\b(dose|doses|dosage|how much|how many (tablets|pills|mg))\b",
-        r"\b(dose|doses|dosage|how much)\b",
+        r"\b(dose|doses|dosage|dosing|how much|how to take)\b",
     ),
     "frequency": (
         r"\bhow (many|common)\b.*\b(people|affected|have)\b",
@@ -154,6 +154,10 @@ def section_label(chunk: Chunk) -> str:
     return match.group(1).strip() if match else ""
 
 
+_MODIFIERS = "maximum minimum max highest lowest usual recommended daily"
+_MODIFIER_STEMS = frozenset(stem(w) for w in _MODIFIERS.split())
+
+
 def topic_stems(question: str) -> frozenset[str]:
     """The question's topic: its content-word stems, without the words that state its aspect
     ("treated", "symptoms", "used for") and without generic ones ("take", "common")."""
@@ -161,6 +165,8 @@ def topic_stems(question: str) -> frozenset[str]:
     for pattern in (*_QUESTION.values(), _DEFINITION_Q):
         for m in pattern.finditer(question):
             aspect.update(stem(w) for w in content_words(m.group(0)))
+    if aspect:  # "maximum daily dose": how much of the aspect is asked, not what about
+        aspect |= _MODIFIER_STEMS
     return frozenset(s for s in content_stems(question) if s not in aspect and s not in WEAK_STEMS)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.agents.config import AppConfig, KnowledgeBaseConfig
+from ragchat.agents.config import AgentConfig, AppConfig, KnowledgeBaseConfig
+from ragchat.agents.conversational_rag.state import ConversationalTrace
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.types import TurnResult
 from ragchat.index.base import Embedder
@@ -37,6 +38,11 @@ up to 20 days, and they must be used within 18 months.
 
 If you are ill, call your line manager before 9:30 on your first day off. For absences longer
 than 7 calendar days you need a fit note from your GP; send it to hr@northwind.example.
+
+## Gifts and hospitality
+
+You may accept gifts worth up to £50 from a client or supplier. Anything worth more than £50
+must be declared in the gift register within five working days.
 """,
     "dishwasher_manual.md": """# AquaClean 500 dishwasher: user manual
 
@@ -50,6 +56,12 @@ kinks.
 
 The drain filter sits in the bottom of the tub, under the lower spray arm. Twist it
 anticlockwise, lift it out and rinse it under running water. Clean it once a month.
+
+## Installation
+
+Before first use, remove the two transit screws from the back of the dishwasher. Keep the
+screws: you will need them if you move the dishwasher. The drain hose must be fixed at a
+height between 40 cm and 80 cm above the floor.
 """,
     "garden_meeting.vtt": """WEBVTT
 
@@ -79,6 +91,11 @@ nose and itchy eyes, and itchy skin rashes (hives).
 
 Cetirizine can make you feel sleepy or drowsy, though less than older antihistamines. Do not
 drive or use machines if you feel drowsy. Other side effects are a dry mouth and tiredness.
+
+## How much to take
+
+Adults and children aged 12 and over: one 10 mg tablet once a day. Children aged 6 to 11:
+5 mg twice a day. Do not give cetirizine tablets to children under 6.
 
 ## If you forget a dose
 
@@ -212,4 +229,116 @@ def test_it_is_the_part_the_answer_to_a_which_question_gave(
     ]
     result = ask(engine, agent, history, "Where is it?")
     assert "drain filter" in result.metadata.search_query.lower()
+    assert "Cleaning the drain filter" in found(result, documents_kb)
+
+
+def test_a_question_naming_no_topic_is_searched_before_asking_back(
+    make_engine: EngineFactory, app_config: AppConfig, documents_kb: KnowledgeBase
+) -> None:
+    """The knowledge-base agent (``clarify_below``): "What are the side effects?" over a
+    leaflet is answered from it; "What about it?" finds nothing clear and is asked back. The
+    same agent without the setting asks back at once."""
+    documents = app_config.agents["documents"].model_copy(update={"knowledge_base": "mydocs"})
+    assert documents.clarify_below is not None
+
+    def engine_with(agent: AgentConfig) -> ChatEngine:
+        config = app_config.model_copy(
+            update={
+                "knowledge_bases": {"mydocs": KnowledgeBaseConfig()},
+                "agents": {"documents": agent},
+            }
+        )
+        return make_engine(config, kb_opener=lambda name: documents_kb)
+
+    searching = engine_with(documents)
+    side_effects = run(Chat(searching).say("What are the side effects?", agent="documents"))
+    assert not side_effects.no_answer and side_effects.citations
+    assert "Possible side effects" in (side_effects.citations[0].location or "")
+    vague = run(Chat(searching).say("What about it?", agent="documents"))
+    assert vague.metadata.traced(ConversationalTrace).clarifying_question
+    assert not vague.citations and not vague.no_answer
+
+    asking = engine_with(documents.model_copy(update={"clarify_below": None}))
+    at_once = run(Chat(asking).say("What are the side effects?", agent="documents"))
+    assert at_once.metadata.traced(ConversationalTrace).clarifying_question
+    assert at_once.metadata.gate is None  # nothing was searched
+
+
+# --- what the last answer said, second pass (issue 25) ----------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_those_are_the_things_the_answer_brought_up(
+    engine: ChatEngine, documents_kb: KnowledgeBase, agent: str
+) -> None:
+    """Searched as "Should I throw first use away?" before."""
+    history = [
+        (
+            "Do I need to do anything before first use?",
+            "Before first use, remove the two transit screws from the back of the dishwasher [1].",
+        )
+    ]
+    result = ask(engine, agent, history, "Should I throw those away?")
+    assert result.metadata.search_query == "Should I throw transit screws away?"
+    assert "Installation" in found(result, documents_kb)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_what_about_a_value_after_a_yes_no_question_is_asked_on_its_own(
+    engine: ChatEngine, documents_kb: KnowledgeBase, agent: str
+) -> None:
+    history = [
+        (
+            "Do I need to do anything before first use?",
+            "Before first use, remove the two transit screws from the back of the dishwasher [1].",
+        ),
+        ("Should I throw those away?", "Keep the screws: you will need them [1]."),
+    ]
+    result = ask(engine, agent, history, "What about the drain hose height?")
+    assert result.metadata.search_query == "What is the drain hose height?"
+    assert "between 40 cm and 80 cm" in found(result, documents_kb)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_more_than_that_is_more_than_the_amount_just_given(
+    engine: ChatEngine, documents_kb: KnowledgeBase, agent: str
+) -> None:
+    history = [
+        (
+            "How much can I accept as a gift from a client?",
+            "You may accept gifts worth up to £50 from a client or supplier [1].",
+        )
+    ]
+    result = ask(engine, agent, history, "What if it's worth more than that?")
+    assert result.metadata.search_query == "What if gift is worth more than £50?"
+    assert "gift register" in found(result, documents_kb)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_and_for_children_asks_the_dose_question_for_children(
+    engine: ChatEngine, documents_kb: KnowledgeBase, agent: str
+) -> None:
+    history = [
+        (
+            "What's the usual adult dose of cetirizine?",
+            "Adults and children aged 12 and over: one 10 mg tablet once a day [1].",
+        )
+    ]
+    result = ask(engine, agent, history, "And for children?")
+    assert result.metadata.search_query == "What's the usual dose of cetirizine for children?"
+    assert "5 mg twice a day" in found(result, documents_kb)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_do_it_is_the_action_asked_about(
+    engine: ChatEngine, documents_kb: KnowledgeBase, agent: str
+) -> None:
+    history = [
+        (
+            "How do I clean the drain filter?",
+            "Twist it anticlockwise, lift it out and rinse it under running water [1].",
+        )
+    ]
+    result = ask(engine, agent, history, "How often should I do it?")
+    assert result.metadata.search_query == "How often should I clean the drain filter?"
     assert "Cleaning the drain filter" in found(result, documents_kb)

@@ -86,7 +86,9 @@ def test_leads_with_best_sentence_and_keeps_document_order(answer: ComposedAnswe
     ans = answer
     texts = [s for s, _ in ans.sentences]
     assert texts[0].startswith("Maximum daily dose") or "3,000" in texts[0]
-    rest = texts[1:]
+    # A lead without the number asked for is completed by the next sentence that has it.
+    assert "3,000" in texts[0] or "3,000" in texts[1]
+    rest = texts[1:] if "3,000" in texts[0] else texts[2:]
     full = DOSING + LIVER + SIDE_EFFECTS
     same_doc = [t for t in rest if t.split(":")[0][:30] in full or t[:30] in full]
     positions = [full.find(t[:30]) for t in same_doc if full.find(t[:30]) >= 0]
@@ -111,10 +113,13 @@ def test_disclaimer_is_a_separate_last_paragraph(answer: ComposedAnswer) -> None
 
 
 def test_max_sentences_and_determinism(hashing: HashingEmbedder) -> None:
-    one = compose_answer(QUESTION, _hits(), hashing, max_sentences=1)
+    # Not a quantity question: a meaningless embedder may lead with a sentence without a
+    # number, which a dose question refuses (test_coverage.py).
+    question = "What should an adult know about acetaminophen and the liver?"
+    one = compose_answer(question, _hits(), hashing, max_sentences=1)
     assert len(one.sentences) == 1 and len(one.citations) == 1
-    assert one == compose_answer(QUESTION, _hits(), hashing, max_sentences=1)
-    four = compose_answer(QUESTION, _hits(), hashing, max_sentences=4, relative_floor=0.0)
+    assert one == compose_answer(question, _hits(), hashing, max_sentences=1)
+    four = compose_answer(question, _hits(), hashing, max_sentences=4, relative_floor=0.0)
     assert len(four.sentences) == 4
 
 

@@ -370,8 +370,9 @@ def test_they_after_a_question_about_people_are_those_people() -> None:
         ("What's the usual adult dose of amoxicillin?", "500 mg three times a day [1]."),
         ("And for children?", "It depends on weight [1]."),
     )
+    # what is asked about them is what the last question asked: the dose, not just the drug
     assert reformulate("What's the most they can have?", history) == (
-        "What's the most children can have (amoxicillin)?"
+        "What's the most children can have (usual dose of amoxicillin)?"
     )
 
 
@@ -419,3 +420,231 @@ def test_and_with_a_bare_name_asks_the_previous_question_about_it() -> None:
     assert reformulate("and ibuprofen?", doses) == "What is the maximum dose of ibuprofen?"
     assert reformulate("and for children?", doses) == "paracetamol for children?"
     assert reformulate("and side effects?", doses) == "paracetamol side effects?"
+
+
+# --- what the last answer said, second pass (issue 25) ----------------------------------------
+
+
+def test_those_are_the_things_the_last_answer_brought_up() -> None:
+    """Searched as "Should I throw first wash away?" before: "those" took the question's
+    topic, not the bolts the answer had just named."""
+    history = said(
+        (
+            "Do I need to do anything before the first wash?",
+            "Before the first wash, remove the three transport bolts from the back [1].",
+        )
+    )
+    assert reformulate("Should I throw those away?", history) == (
+        "Should I throw transport bolts away?"
+    )
+    # an answer that names nothing plural leaves "those" to the topic
+    single = said(("Do I need to do anything before the first wash?", "Run it empty [1]."))
+    assert reformulate("Should I throw those away?", single) == "Should I throw first wash away?"
+    # a refusal brought nothing up
+    refused = [
+        HistoryMessage("user", "Do I need to do anything before the first wash?"),
+        HistoryMessage("assistant", "Remove the transport bolts. The documents don't say."),
+    ]
+    assert "transport bolts" not in reformulate("Should I throw those away?", refused)
+
+
+def test_more_than_that_is_the_amount_the_last_answer_gave() -> None:
+    """Searched as "What if client is worth more than client?" before."""
+    history = said(
+        (
+            "How much can I accept as a gift from a client?",
+            "You may accept gifts worth up to £50 from a client or supplier [1].",
+        )
+    )
+    assert reformulate("What if it's worth more than that?", history) == (
+        "What if gift is worth more than £50?"
+    )
+    assert reformulate("Can I go over that?", history) == "Can I go over £50?"
+    hours = said(("How early can I start?", "You may start as early as 07:30 [1]."))
+    assert reformulate("Can I start earlier than that?", hours) == (
+        "Can I start earlier than 07:30?"
+    )
+    # no amount in the answer: the comparison alone, not "more than gift"
+    vague = said(("How much can I accept as a gift from a client?", "A small amount [1]."))
+    assert reformulate("What if it's worth more than that?", vague) == (
+        "What if gift is worth more?"
+    )
+
+
+def test_what_a_message_is_about_is_its_object_before_its_modifier() -> None:
+    """Two one-word runs ("gift", "client"): the first is what is asked about."""
+    history = said(("How much can I accept as a gift from a client?", "Up to £50 [1]."))
+    assert conversation_topic(history) == "gift"
+    assert subject("How much can I accept as a gift from a client?") == "gift"
+
+
+def test_what_about_a_value_after_a_yes_no_question_is_a_question_of_its_own() -> None:
+    """A yes/no question cannot take a value in: it was searched as "Should I throw first wash
+    drain hose height?"."""
+    history = said(
+        ("Do I need to do anything before the first wash?", "Remove the bolts [1]."),
+        ("Should I throw those away?", "Keep the bolts [1]."),
+    )
+    assert reformulate("What about the drain hose height?", history) == (
+        "What is the drain hose height?"
+    )
+    assert conversation_topic(
+        [*history, *said(("What about the drain hose height?", "60 cm"))]
+    ) == ("drain hose height")
+    # after a question that asks for a value, "what about" still swaps into it
+    caps = said(("What's the hotel cap in London?", "£180 a night [1]."))
+    assert reformulate("What about the meal limit?", caps) == "What's the meal limit in London?"
+    # and a thing (not a value) still swaps into a yes/no question
+    pill = said(("Can I take amoxicillin with the contraceptive pill?", "Yes [1]."))
+    assert reformulate("What about warfarin?", pill) == "Can I take amoxicillin with the warfarin?"
+
+
+def test_and_for_another_group_asks_the_previous_question_for_that_group() -> None:
+    """Searched as "amoxicillin for children?" before: the dose was lost."""
+    history = said(("What's the usual adult dose of amoxicillin?", "250 mg to 500 mg [1]."))
+    assert reformulate("And for children?", history) == (
+        "What's the usual dose of amoxicillin for children?"
+    )
+    assert reformulate("What about for kids?", history) == (
+        "What's the usual dose of amoxicillin for kids?"
+    )
+    safe = said(("Is ibuprofen safe for adults?", "Yes, at the lowest dose [1]."))
+    assert reformulate("And for children?", safe) == "Is ibuprofen safe for children?"
+
+
+MEALS = said(
+    (
+        "How much can I claim for dinner on a UK trip?",
+        "Meal: Dinner; UK limit: £35; International limit: £45 [1].",
+    )
+)
+CAPS = said(("What's the hotel cap in London?", "City: London; Maximum per night: 180 [1]."))
+
+
+@pytest.mark.parametrize(
+    ("history", "message", "expected"),
+    [
+        # a phrase after a preposition takes the place of the one after the same preposition
+        (CAPS, "And in Paris?", "What's the hotel cap in Paris?"),
+        (CAPS, "What about in Tokyo?", "What's the hotel cap in Tokyo?"),
+        (MEALS, "What about for lunch?", "How much can I claim for lunch on a UK trip?"),
+        # a place for a place, a common noun for a common noun
+        (CAPS, "What about Paris?", "What's the hotel cap in Paris?"),
+        (CAPS, "And New York?", "What's the hotel cap in New York?"),
+        (MEALS, "And breakfast?", "How much can I claim for breakfast on a UK trip?"),
+        (MEALS, "What about lunch?", "How much can I claim for lunch on a UK trip?"),
+    ],
+)
+def test_what_about_x_replaces_the_part_of_the_question_x_stands_for(
+    history: list[HistoryMessage], message: str, expected: str
+) -> None:
+    """ "What about Paris?" was searched as "What's the Paris in London?", "What about lunch?"
+    as "How much can I claim for dinner on a lunch?"."""
+    assert reformulate(message, history) == expected
+
+
+def test_the_topic_is_never_swapped_out_for_a_group() -> None:
+    history = said(("What are the treatments for psoriasis?", "Creams and light therapy [1]."))
+    assert "psoriasis" in reformulate("And for children?", history)
+
+
+def test_it_is_the_row_a_table_answer_quoted() -> None:
+    """A which/what-thing question answered by a table row: "it" is the row's first cell
+    ("Quick" alone before: the number was cut off; "enzyme digests fats" for "Lipase")."""
+    quick = said(
+        (
+            "Which programme is the quickest?",
+            "Programme: Quick 30; Temperature: 30 C; Max load: 3 kg; Time: 30 min [1].",
+        )
+    )
+    assert reformulate("How hot does it get?", quick) == "How hot does Quick 30 get?"
+    enzyme = said(
+        ("What enzyme digests fats?", "Enzyme: Lipase; Made in: pancreas; Breaks down: lipids [1].")
+    )
+    assert reformulate("Where is it made?", enzyme) == "Where is Lipase made?"
+    # a row about what the question already named leaves "it" to the topic
+    caps = said(("What's the hotel cap in London?", "City: London; Maximum per night: 180 [1]."))
+    assert reformulate("What if I need to go over it?", caps) == (
+        "What if I need to go over hotel cap?"
+    )
+
+
+def test_and_x_moves_the_conversation_to_x_like_what_about_x() -> None:
+    """ "Is there a joining fee for that?" was about the standard plan, two turns back."""
+    plans = said(
+        ("How much is the standard plan per month?", "Plan: Standard; Monthly fee: £35 [1]."),
+        ("And the premium plan?", "Plan: Premium; Monthly fee: £50 [1]."),
+    )
+    assert conversation_topic(plans) == "premium plan"
+    assert reformulate("Is there a joining fee for that?", plans) == (
+        "Is there a joining fee for premium plan?"
+    )
+
+
+def test_what_about_a_qualifier_narrows_the_question_and_keeps_its_subject() -> None:
+    """ "What about for students?" was searched as "How much is the students?"."""
+    history = said(("How much is the off-peak plan?", "Plan: Off-peak; Monthly fee: £25 [1]."))
+    assert reformulate("What about for students?", history) == (
+        "How much is the off-peak plan for students?"
+    )
+    after = [*history, *said(("What about for students?", "20% off [1]."))]
+    assert conversation_topic(after) == "off-peak plan"
+    abroad = said(("How much can I claim for dinner on a UK trip?", "£35 [1]."))
+    assert conversation_topic([*abroad, *said(("What about when I'm abroad?", "£45 [1]."))]) == (
+        "UK trip"
+    )
+
+
+def test_a_labelled_sentence_is_not_a_table_row() -> None:
+    history = said(
+        (
+            "What complications can it lead to?",
+            "Summary: KBG syndrome is a rare disorder that affects several parts of the body [1].",
+        )
+    )
+    assert "Summary" not in reformulate(
+        "How common is it?", [*conv("What is KBG syndrome?"), *history]
+    )
+
+
+def test_it_after_a_verb_is_what_the_last_answer_did_that_verb_to() -> None:
+    """ "How long do I hold it for?" was searched as "… hold router for?"."""
+    history = said(
+        (
+            "How do I reset the router?",
+            "Press and hold the reset button with a paperclip for 15 seconds [1].",
+        )
+    )
+    assert reformulate("How long do I hold it for?", history) == (
+        "How long do I hold reset button for?"
+    )
+    warranty = said(
+        ("How long is the warranty?", "Register within 28 days to extend the parts warranty [1].")
+    )
+    assert reformulate("Can I extend it?", warranty) == "Can I extend parts warranty?"
+    # a verb every answer uses ("take it") or one the answer never used: "it" is the topic
+    assert reformulate("Can I take it with food?", IBU) == "Can I take ibuprofen with food?"
+    assert reformulate("Can I split it?", warranty) == "Can I split warranty?"
+
+
+def test_do_it_is_the_action_the_user_asked_about() -> None:
+    """ "How do I do it?" was searched as "How do I do membership?"."""
+    history = said(
+        ("Can I freeze my membership?", "For up to 3 months in any 12 months [1]."),
+        ("Does it cost anything?", "A frozen membership costs £5 a month [1]."),
+    )
+    assert reformulate("How do I do it?", history) == "How do I freeze my membership?"
+    filters = said(("How do I clean the drain filter?", "Turn it anticlockwise [1]."))
+    assert reformulate("How often should I do that?", filters) == (
+        "How often should I clean the drain filter?"
+    )
+    # a question about no action of the user's: "do it" stays for the topic to complete
+    leave = said(("What's the training budget?", "£1,000 a year [1]."))
+    assert "training budget" in reformulate("How do I do it?", leave)
+
+
+def test_an_amount_is_not_what_a_verb_acted_on() -> None:
+    history = said(
+        ("What's the mileage rate?", "You can claim 45p per mile for the first 10,000 miles [1].")
+    )
+    assert reformulate("And how do I claim it?", history) == "And how do I claim mileage rate?"

@@ -1,4 +1,5 @@
-"""reformulate → classify → clarify | template | retrieve → refuse (NO_ANSWER) | generate."""
+"""reformulate → classify → clarify | template | retrieve → refuse (NO_ANSWER) | generate;
+a vague request goes retrieve → clarify | generate when the agent searches before asking."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ class ConversationalNodes:
     ) -> Literal["retrieve", "clarify", "template"]:
         assert state.intent is not None
         if state.intent.intent == CLARIFICATION:
-            return "clarify"
+            return "clarify" if self.agent.clarify_below is None else "retrieve"
         return "template" if state.intent.intent in self.agent.intents else "retrieve"
 
     @timed("clarify")
@@ -63,8 +63,14 @@ class ConversationalNodes:
         threshold = answering.gate_threshold(self.wiring, self.agent, state.turn)
         return {"hits": result.hits, "gate": answering.gate_info(result, threshold)}
 
-    def after_retrieve(self, state: ConversationalState) -> Literal["refuse", "generate"]:
+    def after_retrieve(
+        self, state: ConversationalState
+    ) -> Literal["refuse", "generate", "clarify"]:
         refused = state.gate is not None and state.gate.no_answer
+        if state.intent is not None and state.intent.intent == CLARIFICATION:
+            floor = self.agent.clarify_below or 0.0
+            clear = state.gate is not None and state.gate.relevance >= floor
+            return "generate" if clear and not refused and state.hits else "clarify"
         return "refuse" if refused or not state.hits else "generate"
 
     @timed("refuse")

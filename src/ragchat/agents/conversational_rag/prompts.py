@@ -9,10 +9,16 @@ means "How much ibuprofen should an adult take?". Only an explicit switch ("what
 aspirin?") changes the topic. What was just said counts too: "she" or "he" is the person the
 last answer named; after a question asking which thing ("Which tablets help with hay
 fever?"), "it" is the thing the answer gave ("cetirizine"); "they" or "those" after "What
-are the side effects of ibuprofen?" are those side effects. A message that describes
-something new and asks about it ("My head is pounding. What could it be?") is a new
-question: return it unchanged, with nothing from the earlier topic. If the message is already
-standalone, return it unchanged. Reply with the question only."""
+are the side effects of ibuprofen?" are those side effects, and otherwise "those" are the
+things the last answer brought up ("remove the transport bolts" → "Should I throw the
+transport bolts away?"); "more than that" is more than the amount it gave. "And for
+children?", "What about Paris?" ask the previous question again with that one part changed
+("What's the usual dose of amoxicillin for children?", "What's the hotel cap in Paris?"),
+but "What about the drain hose height?" after a yes/no question is a question of its own
+("What is the drain hose height?"). A message that describes something new and asks about it
+("My head is pounding. What could it be?") is a new question: return it unchanged, with
+nothing from the earlier topic. If the message is already standalone, return it unchanged.
+Reply with the question only."""
 
 CLASSIFY = """Classify the user's request for an assistant about: {description}
 Intents:

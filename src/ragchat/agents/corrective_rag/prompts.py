@@ -6,7 +6,9 @@ such as a greeting or thanks that you can answer directly ("respond"). Any quest
 the topic needs "retrieve". When retrieving, write a standalone search query: resolve "it",
 "that" and questions without a subject to what the conversation is about (the topic the user
 kept asking about), not to the last thing named in passing; "she"/"he" to the person the last
-answer named, and "it" after a "which ...?" question to the thing the answer gave. A message
+answer named, "it" after a "which ...?" question to the thing the answer gave, "those" to the
+things the last answer brought up and "more than that" to the amount it gave; "And for
+children?" or "What about Paris?" is the previous question with that one part changed. A message
 that describes something new and asks about it ("My head is pounding. What could it be?") is
 searched as it is, with nothing from the earlier topic.
 Reply with JSON: {"action": "retrieve" | "respond", "query": "...", "reasoning": "..."}"""

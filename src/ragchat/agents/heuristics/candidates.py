@@ -20,6 +20,30 @@ MIN_WORDS = 5
 MAX_CANDIDATES = 240
 MAX_PER_HIT = 60
 # Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
+# A short sentence that states something ("Alcohol is not reimbursed.", "Receipts are
+# required."): the verdict a yes/no question wants, not a heading or a spoken fragment.
+_STATES = re.compile(
+    r"\b(?:is|are|was|were|must|may|can|cannot|can't|should|will|won't|do|does|don't"
+    r"|doesn't|not|never|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def _short_sentence(text: str) -> bool:
+    return (
+        len(words(text)) >= 3 and text.rstrip().endswith((".", "!")) and bool(_STATES.search(text))
+    )
+
+
+_PRONOUN_START = re.compile(r"^(?:she|he|they|her|his|their)\b", re.IGNORECASE)
+_NAME_RUN = re.compile(r"(?<=\S )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+
+
+def _names(sentence: str) -> str:
+    """The names inside a sentence (capitalised words not opening it): "Gloria Mendes"."""
+    return ", ".join(dict.fromkeys(_NAME_RUN.findall(sentence)))
+
+
 _FILLER = re.compile(
     r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
     re.IGNORECASE,
@@ -90,6 +114,7 @@ class Candidate:
     score: float = 0.0
     base: float = 0.0  # score before the section bonus
     lexical: float = 0.0
+    heading: str = ""  # the heading it sits under (its section), "" when none
 
 
 def candidates(
@@ -115,6 +140,7 @@ def candidates(
         # A fragment too short to answer ("Tom: Finally the compost workshop.") is the topic of
         # what follows it ("I have asked Mrs Okafor … to lead it"): their label, not a quote.
         lead_in, since_lead_in = "", LEAD_IN_REACH + 1
+        antecedent = ""  # names of the last sentence not opening with "she"/"they": whom they mean
         for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
             first_under, last_heading = piece.heading != last_heading, piece.heading
             if piece.is_question:
@@ -130,7 +156,9 @@ def candidates(
             key = " ".join(w.lower() for w in words(piece.text))
             if _FILLER.match(piece.text):
                 continue
-            if len(words(strip_speaker(piece.text))) < MIN_WORDS:
+            if len(words(strip_speaker(piece.text))) < MIN_WORDS and not _short_sentence(
+                strip_speaker(piece.text)
+            ):
                 lead_in, since_lead_in = strip_speaker(piece.text).rstrip(".!;:"), 0
                 continue
             if key in seen:
@@ -150,6 +178,8 @@ def candidates(
                     heading = path
                 topic = lead_in if since_lead_in <= LEAD_IN_REACH else ""
                 label = "; ".join(x for x in dict.fromkeys((title, heading, topic)) if x)
+            if antecedent and _PRONOUN_START.match(strip_speaker(piece.text)):
+                label = f"{label}; {antecedent}" if label else antecedent  # "She'll bring …"
             in_child = " ".join(piece.text.split()[:6]) in child
             section = (
                 question
@@ -157,9 +187,18 @@ def candidates(
                 else f"{path} {piece.heading or fallback}"
             )
             on_aspect = bool(aspects & label_aspects(section))
+            if not _PRONOUN_START.match(strip_speaker(piece.text)):
+                antecedent = _names(strip_speaker(piece.text)) or antecedent
             out.append(
                 Candidate(
-                    piece.text, rank, order, label, weight if label else 0.0, in_child, on_aspect
+                    piece.text,
+                    rank,
+                    order,
+                    label,
+                    weight if label else 0.0,
+                    in_child,
+                    on_aspect,
+                    heading=piece.heading or fallback,
                 )
             )
             per_hit += 1

@@ -58,24 +58,34 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragchat.agents.heuristics import ranges
 from ragchat.agents.heuristics._text import (
     WEAK_STEMS,
     content_stems,
     stem,
     strip_inline,
     words,
-    wordset,
 )
+from ragchat.agents.heuristics.answer_types import completion, wanted
 from ragchat.agents.heuristics.candidates import (
     Candidate,
     candidates,
     embedding_inputs,
 )
+from ragchat.agents.heuristics.coverage import (
+    VOCAB_HITS,
+    hit_stems,
+    hit_text,
+    near,
+    not_covered,
+    row_values,
+    unaddressed,
+)
 from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.agents.heuristics.reformulate import topic
 from ragchat.index.base import Embedder
 from ragchat.index.cache import embed_sentences
-from ragchat.retrieve.sections import question_aspects, topic_stems, without_aspect_words
+from ragchat.retrieve.sections import question_aspects, topic_stems
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DEFAULT_NO_ANSWER = (
@@ -91,50 +101,8 @@ WEAK_WEIGHT = 0.3
 DUP_COSINE = 0.9
 DUP_JACCARD = 0.7
 MAX_EMBEDDED = 48  # candidates embedded per answer (×2 with their context)
-# "How much / how many / what dose" questions are answered by sentences with numbers in them.
-_QUANTITY = re.compile(
-    r"\b(how (much|many|long|often|old)|dose|dosage|maximum|minimum|limit|amount|number of)\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
-)
-NUMERIC_BONUS = 0.08
-# "When …?" is answered by a sentence with a date or a time in it, "who …?" by one that names
-# someone (a capitalised word inside the sentence): they gain ENTITY_BONUS.
-ENTITY_BONUS = 0.15
-_WHEN = re.compile(r"^\s*(?:and\s+)?(?:when|what time|what date|by when|until when)\b", re.I)
-_DATE = re.compile(
-    r"\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sep(?:tember)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday"
-    r"|saturday|sunday|tomorrow|noon|midnight|\d{1,2}:\d\d|\d{1,2}\s?(?:am|pm)"
-    r"|\w+(?:first|second|third|[^s]th)\s+of\s+\w+|\d{1,2}(?:st|nd|rd|th))\b",
-    re.IGNORECASE,
-)
-_WHO = re.compile(r"^\s*(?:and\s+)?who(?:'s| is| was| will)?\b", re.IGNORECASE)
-_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)?")
-# A question whose key terms the retrieved passages do not hold is not answered by them:
-# "How much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid
-# search ranks any passage holding a rare query word high, so a word absent from every hit is,
-# in practice, absent from the knowledge base: the check is calibrated by each knowledge base's
-# own vocabulary, with no labels. Refused: half the key terms missing, or a third when one of
-# them names something (a capitalised word or a code such as "E55") — a place, product or
-# code the documents never mention. Plain words miss often for benign reasons ("dads" for
-# "paternity", "abroad" for "international"), so one missing word alone is not enough; a word
-# with a number in it, a contraction or an inflected form is not counted.
-MISSING_SHARE = 0.5
-NAMED_MISSING_SHARE = 0.33
-ADDRESSED_SHARE = 0.3
-YES_NO_SHARE = 0.5
-_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
-_INFLECTED = re.compile(r"(?:ed|ing|ly|est)$")
-_ASKING = frozenset(
-    stem(w)
-    for w in wordset(
-        """mean means meaning happen happens say says said tell know find anything something
-        someone thing do does done doing go going information info details"""
-    )
-)
+# A table row whose band ("1 to 5 years", "less than 40 kg") holds the value the question gives.
+RANGE_BONUS = 0.2
 # A sentence in the section that answers the question's aspect ("how is X treated" → the
 # Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
 # the lead sentence is in such a section the others must be too.
@@ -172,99 +140,30 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _hit_stems(hit: Hit) -> set[str]:
-    md = hit.chunk.metadata
-    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
-    title = str(md.get("doc_title") or md.get("title") or "")
-    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
-
-
-def _focus(query: str, hits: Sequence[Hit]) -> tuple[set[int] | None, bool]:
+def _focus(query: str, hits: Sequence[Hit], embedder: Embedder) -> tuple[set[int] | None, bool]:
     """(ranks of hits on the question's topic or None for all, whether the topic is missing
-    from every hit). See the module docstring."""
-    focus = {s for s in content_stems(topic(query)) if s not in WEAK_STEMS}
+    from every hit: one of its longer words has no hit word near it in meaning, so "I forgot
+    a dose" is on the topic of "If you forget a dose"). See the module docstring."""
+    focus = {s for s in content_stems(topic(query)) if s not in WEAK_STEMS and "'" not in s}
     if not focus:
         return None, False
-    on_topic = {i for i, hit in enumerate(hits) if focus & _hit_stems(hit)}
-    if not on_topic:
-        return None, any(len(s) >= 6 for s in focus)
-    return on_topic, False
-
-
-def _named(word: str) -> bool:
-    return word[:1].isupper() or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
-
-
-def _not_covered(missing: Sequence[str], n_key: int) -> bool:
-    if not n_key:
-        return False
-    counted = [w for w in missing if _named(w) or not _INFLECTED.search(w.lower())]
-    if len(counted) / n_key >= MISSING_SHARE:
-        return True
-    return any(_named(w) for w in counted) and len(counted) / n_key >= NAMED_MISSING_SHARE
-
-
-_ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
-
-
-def _row_values(text: str) -> set[str] | None:
-    """The stems of a table row's values ("City: London; Maximum per night: 180." → london,
-    180), None when ``text`` is not a row."""
-    if not _ROW_CELL.match(text) or len(_ROW_CELL.findall(text)) < 2:
-        return None
-    return content_stems(_ROW_CELL.sub(" ", text))
+    on_topic = {i for i, hit in enumerate(hits) if focus & hit_stems(hit)}
+    if on_topic:
+        return on_topic, False
+    long_words = [w for w in words(topic(query)) if len(stem(w)) >= 6 and stem(w) in focus]
+    if not long_words:
+        return None, False
+    close = near(long_words, [hit_text(h) for h in hits[:VOCAB_HITS]], embedder)
+    return None, len(close) < len(long_words)
 
 
 def _other_row(lead: str, text: str, q_stems: set[str]) -> bool:
     """Whether ``text`` is a table row beside a lead row that holds a value of the question
     ("London"), and none of its own values is in the question."""
-    lead_values, values = _row_values(lead), _row_values(text)
+    lead_values, values = row_values(lead), row_values(text)
     if lead_values is None or values is None or not lead_values & q_stems:
         return False
     return not values & q_stems
-
-
-def _stems(text: str) -> set[str]:
-    return {
-        s
-        for s in content_stems(text)
-        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
-    }
-
-
-def key_terms(query: str) -> tuple[set[str], set[str]]:
-    """(the stems a reply must account for: content words, not generic or asking words,
-    contractions or bare numbers; those of them that name an aspect, "outlook", "dose", which
-    documents often say otherwise, "prognosis", and which therefore always count as found)."""
-    key = _stems(query)
-    return key, key - _stems(without_aspect_words(query))
-
-
-def _unaddressed(query: str, chosen: Sequence[Candidate], texts: Sequence[str]) -> bool:
-    """Whether the quoted sentences, with the headings they sit under, hold fewer than
-    ``ADDRESSED_SHARE`` of the question's key terms: "Is it safe to take paracetamol when
-    pregnant?" answered by a sentence that names paracetamol and not pregnancy."""
-    key, said = key_terms(query)
-    if len(key) < 2:
-        return False
-    for c, text in zip(chosen, texts, strict=True):
-        said |= content_stems(text) | content_stems(c.label)
-    share = len(key & said) / len(key)
-    if _YES_NO.match(query):  # a verdict needs the whole question: the drug AND the condition
-        return share <= YES_NO_SHARE
-    return share < ADDRESSED_SHARE
-
-
-def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
-    """The question's key terms that appear in no hit (as words of the question), and how many
-    key terms it has."""
-    key, seen = key_terms(query)
-    if not key:
-        return [], 0
-    for hit in hits:
-        seen |= _hit_stems(hit)
-    by_stem = {stem(w): w for w in words(query)}
-    return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
 
 
 def _shortlist(cands: list[Candidate], q_stems: set[str], limit: int) -> list[Candidate]:
@@ -382,10 +281,10 @@ def compose_answer(
     mode), it is the context by definition."""
     if no_answer or not hits or max_sentences < 1:
         return _no_answer(no_answer_message, hits)
-    allowed, uncovered = _focus(query, hits)
+    allowed, uncovered = _focus(query, hits, embedder)
     if uncovered and require_topic:
         return _no_answer(no_answer_message, hits)
-    if require_topic and _not_covered(*missing_terms(query, hits)):
+    if require_topic and not_covered(query, hits, embedder):
         return _no_answer(no_answer_message, hits)
     cands = candidates(hits, allowed, question_aspects(query))
     if not cands and not require_topic:
@@ -412,11 +311,13 @@ def compose_answer(
         _score(c, q_stems, stems[i], float(dense[i]), float(ctx_dense[i]))
         for i, c in enumerate(cands)
     ]
-    wants, bonus = (_NUMBER, NUMERIC_BONUS) if _QUANTITY.search(query) else (None, 0.0)
-    if _WHEN.search(query) or _WHO.search(query):
-        wants, bonus = (_DATE if _WHEN.search(query) else _NAME), ENTITY_BONUS
+    want = wanted(query)
+    asked = ranges.values(query)  # "I've worked here 2 years": the "1 to 5 years" row
     for i, c in enumerate(cands):
-        c.base = scored[i] + (bonus if wants and wants.search(plain[i]) else 0.0)
+        has = want.pattern is not None and want.pattern.search(plain[i]) is not None
+        c.base = scored[i] + (want.bonus if has else 0.0)
+        if asked and row_values(plain[i]) is not None and ranges.holds(plain[i], asked):
+            c.base += RANGE_BONUS
     focus_doc = _doc_key(hits[cands[max(range(len(cands)), key=lambda i: cands[i].base)].hit_rank])
     for c in cands:
         on_focus = _doc_key(hits[c.hit_rank]) == focus_doc
@@ -455,8 +356,11 @@ def compose_answer(
         if not duplicate:
             chosen.append(i)
 
-    if require_topic and _unaddressed(
-        query, [cands[i] for i in chosen], [plain[i] for i in chosen]
+    # The lead, and the sentences that complete it (answer_types.completion), quoted first.
+    leading = [chosen[0], *completion(cands, plain, chosen[0], want)][:max_sentences]
+    chosen = [*leading, *(i for i in chosen if i not in leading)][:max_sentences]
+    if require_topic and unaddressed(
+        query, [plain[i] for i in chosen], [cands[i].label for i in chosen], embedder
     ):
         return _no_answer(no_answer_message, hits)
     lead = chosen[0]
@@ -471,7 +375,7 @@ def compose_answer(
         doc = _doc_key(hit)
         return (
             0 if doc == lead_doc else 1 + doc_order[doc],
-            0 if i == lead else 1,
+            leading.index(i) if i in leading else len(leading),
             hit.chunk.position,
             c.hit_rank,
             c.order,

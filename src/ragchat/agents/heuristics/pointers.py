@@ -1,7 +1,8 @@
 """The words of a follow-up that point back ("it", "that", "this medicine", "she", "they",
 "those ones") and what replaces each kind (``Resolver``): "it" and "that" the thing talked
-about, "she" the person just named, "they" the aspect or the people just asked about. What
-those are is found in ``referents``."""
+about, "she" the person just named, "they" the aspect or the people just asked about, "those"
+also what the last answer brought up, "more than that" the amount it gave, "hold it" what the
+last answer said to hold. What those are is found in ``referents``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragchat.agents.heuristics import referents
-from ragchat.agents.heuristics._text import words
+from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
 from ragchat.types import HistoryMessage
 
 PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)
@@ -44,6 +45,29 @@ _THEY_PEOPLE = re.compile(
     re.IGNORECASE,
 )
 _SAME = re.compile(r"\bthe same\b", re.IGNORECASE)
+# "more than that", "any longer than this": "that" is the amount just given, not the topic.
+COMPARED = re.compile(
+    r"\b(?:(?:more|less|fewer|higher|lower|longer|shorter|bigger|smaller|greater|larger|"
+    r"cheaper|older|younger|earlier|later)\s+than|over|under|above|below)\s+(?:that|this)\b"
+    r"(?=\s*[?.!,;]|\s*$|\s+(?:in|on|at|for|to|with|if|when|or|and|but|per|from|by|again)\b)",
+    re.IGNORECASE,
+)
+# "hold it", "extend it": a verb and the pronoun it acts on (not "do it", "take it": verbs
+# any answer uses).
+OBJECT = re.compile(r"\b(?P<verb>[A-Za-z]{3,})\s+(?:it|them)\b(?!['’])", re.IGNORECASE)
+_LIGHT_VERBS = frozenset(
+    stem(v)
+    for v in wordset(
+        """do did done make get give take have had need want know find see tell ask put keep
+        let help try use about with without for from into onto than like"""
+    )
+)
+# "those"/"these" standing alone (not "those tablets", "these ones").
+_SHOWN = re.compile(
+    r"\b(?:those|these)\b(?=\s*[?.!,;]|\s*$|\s+(?:away|out|off|up|back|again|too|in|on|at|"
+    r"for|to|with|from|are|were|do|did|can|will|should|need|have|still)\b)",
+    re.IGNORECASE,
+)
 _DEMONSTRATIVE_WORD = re.compile(r"\b(?:that|this|these|those)\b", re.IGNORECASE)
 REFERENCES = (PRONOUN, DET_NOUN, DEMONSTRATIVE, DEMONSTRATIVE_SUBJECT, PERSON, PLURAL)
 
@@ -84,13 +108,19 @@ def _case(phrase: str, at_start: bool) -> str:
 class Resolver:
     """What each kind of back-reference in a follow-up stands for: ``thing`` ("it", "that":
     what the last answer introduced, else the topic), ``person`` ("she", "he"), ``plural``
-    ("they", "those": the people or the aspect just asked about, else the thing)."""
+    ("they", "those": the people or the aspect just asked about, else the thing), ``shown``
+    ("those" alone: what the last answer brought up), ``amount`` ("more than that"); a verb's
+    "it" is first what the last answer did that verb to ("hold it" → "hold reset button")."""
 
     topic: str
     thing: str
     person: str
     plural: str
-    people: bool  # ``plural`` names people ("children"), so the topic is added beside them
+    people: bool  # ``plural`` names people ("children"), so ``context`` is added beside them
+    shown: str = ""  # "those"/"these": what the last answer brought up ("transport bolts")
+    amount: str = ""  # "more than that": the amount the last answer gave ("£50")
+    context: str = ""  # what the last question asked about them ("usual dose of amoxicillin")
+    history: tuple[HistoryMessage, ...] = ()  # for what the last answer did a verb to
 
     @classmethod
     def of(
@@ -99,12 +129,38 @@ class Resolver:
         topic: str,
         is_topical: Callable[[str], bool],
         aspects: frozenset[str],
+        context: str = "",
     ) -> Resolver:
         thing = referents.introduced(history, is_topical) or topic
         people = referents.plural_people(history)
         found = referents.aspect(history, aspects)
         plural = people or (f"{found} of {thing}" if found else thing)
-        return cls(topic, thing, referents.last_person(history), plural, bool(people))
+        shown = "" if people or found else referents.introduced_plural(history, is_topical)
+        return cls(
+            topic,
+            thing,
+            referents.last_person(history),
+            plural,
+            bool(people),
+            shown=shown,
+            amount=referents.amount(history),
+            context=context or topic,
+            history=tuple(history),
+        )
+
+    def _object(self, m: re.Match[str]) -> str:
+        """ "hold it" → "hold reset button": what the last answer said to hold."""
+        verb = m.group("verb")
+        if stem(verb) in _LIGHT_VERBS or verb.lower() in STOPWORDS or not self.history:
+            return m.group(0)
+        found = referents.acted_on(self.history, verb)
+        return f"{verb} {found}" if found else m.group(0)
+
+    def _compared(self, m: re.Match[str]) -> str:
+        """ "more than that" → "more than £50", "over that" → "over £50"; without an amount,
+        just "more" / "over"."""
+        head = re.sub(r"\s+(?:that|this)$", "", m.group(0), flags=re.IGNORECASE)
+        return f"{head} {self.amount}" if self.amount else head.split()[0]
 
     def replace(self, message: str) -> str:
         """``message`` with its back-references replaced (unchanged when none resolved)."""
@@ -125,12 +181,17 @@ class Resolver:
 
             return pattern.sub(repl, text)
 
-        out = sub(DET_NOUN, message, self.thing)
+        out = COMPARED.sub(self._compared, message)
+        out = OBJECT.sub(self._object, out)
+        out = sub(DET_NOUN, out, self.thing)
         if self.person:
             out = sub(PERSON, out, self.person)
+        if self.shown:
+            out = sub(_SHOWN, out, self.shown)  # "Should I throw those away?": the bolts
         plural = sub(PLURAL, out, self.plural)
-        if plural != out and self.people and self.topic.lower() not in plural.lower():
-            plural += f" ({self.topic})"  # "What's the most children can have (amoxicillin)"
+        if plural != out and self.people and self.context.lower() not in plural.lower():
+            # "What's the most children can have (usual dose of amoxicillin)?"
+            plural += f" ({self.context})"
         out = sub(PRONOUN, plural, self.thing)
         out = sub(DEMONSTRATIVE_SUBJECT, out, self.thing)
         return sub(DEMONSTRATIVE, out, self.thing)

@@ -9,6 +9,11 @@ was just said. Used by ``reformulate``.
   ("Cetirizine is best for hay fever [1]" → "Cetirizine") are what "it" and "that" mean next.
 - The aspect asked about: after "What are the side effects of ibuprofen?", "they" and "those"
   are the side effects of ibuprofen, not ibuprofen.
+- The things the last answer brought up: after "Do I need to do anything before the first
+  wash?" and "Before the first wash, remove the three transport bolts [1]", "Should I throw
+  those away?" asks about the transport bolts (``introduced_plural``).
+- The amount the last answer gave: after "You may accept gifts worth up to £50 [1]", "more
+  than that" is more than £50 (``amount``).
 - Nothing outside the message: in "My head is pounding. What could it be?" the "it" points at
   what the message itself just described, so the message is a new question, not a follow-up.
 
@@ -19,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragchat.agents.heuristics._text import words, wordset
+from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
 from ragchat.types import HistoryMessage
 
 _CITED = re.compile(r"\[\d{1,2}\]")
@@ -124,20 +129,41 @@ def last_question(history: Sequence[HistoryMessage]) -> str:
     return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
+MAX_CELL_WORDS = 5
+# A table row quoted as "Column: value; Column: value": its first cell names the row.
+_CELL = re.compile(r"^\s*[^:;\n]{1,40}:\s*(?P<value>[^;:\n]*[A-Za-z][^;:\n]*?)\s*[;.]?\s*$")
+# "What enzyme digests fats?", "Which city ...": a question that asks for a thing (not "What
+# is ...", "What does X do ...").
+_WHAT_THING = re.compile(
+    r"^\s*(?:and\s+)?(?:which|what)\s+(?!is\b|are\b|was\b|were\b|does\b|do\b|did\b|can\b|"
+    r"should\b|would\b|will\b|about\b|if\b|happens\b|the\b|a\b|an\b)[A-Za-z]+\b",
+    re.IGNORECASE,
+)
+
+
 def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bool]) -> str:
     """What the last answer brought up when the last question asked *which* thing: the
     longest run of topical words of the answer's first sentence that the question did not
     use ("Which tablets help with hay fever?" / "Cetirizine helps with hay fever" →
-    "Cetirizine"); ``""`` otherwise."""
+    "Cetirizine"), or the first cell of the table row it quoted ("What enzyme digests fats?"
+    / "Enzyme: Lipase; Made in: pancreas" → "Lipase"); ``""`` otherwise."""
     question = last_question(history)
     which = _WHICH.match(question)
     answer = last_answer(history)
-    if which is None or not answer:
+    if not answer:
         return ""
-    asked = {w.lower() for w in words(question)}
-    if not any(is_topical(w) for w in words(which.group("thing"))):
+    if which is not None and not any(is_topical(w) for w in words(which.group("thing"))):
         return ""  # "which genetic changes are involved?": an aspect, not a thing
     first = _SENTENCE.split(answer, maxsplit=1)[0]
+    cell = _CELL.match(first)
+    if cell and (which or _WHAT_THING.match(question)):
+        value = cell.group("value").strip()
+        # a cell names a thing in a few words; "Summary: X is a rare disorder" is prose
+        if len(words(value)) <= MAX_CELL_WORDS and value.lower() not in question.lower():
+            return value
+    if which is None:
+        return ""
+    asked = {w.lower() for w in words(question)}
     best: list[str] = []
     run: list[str] = []
     for w in [*words(first), ""]:
@@ -148,6 +174,83 @@ def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bo
             best = run
         run = []
     return " ".join(best)
+
+
+_NUMBER_WORDS = wordset("one two three four five six seven eight nine ten twelve both several")
+
+
+def _plural(word: str) -> bool:
+    low = word.lower()
+    return len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is"))
+
+
+def introduced_plural(history: Sequence[HistoryMessage], is_topical: Callable[[str], bool]) -> str:
+    """The things the last answer's first sentence brought up that the last question did not
+    name: its longest run of topical words that ends with a plural noun, without a leading
+    count ("remove the three transport bolts" → "transport bolts"); ``""`` if none. This is
+    what "those" and "these" point at when the question asked about no aspect or group."""
+    answer = last_answer(history)
+    if not answer:
+        return ""
+    asked = {w.lower() for w in words(last_question(history))}
+    first = _SENTENCE.split(answer, maxsplit=1)[0]
+    best: list[str] = []
+    run: list[str] = []
+    for w in [*words(first), ""]:
+        if w and w.lower() not in asked and is_topical(w):
+            run.append(w)
+            continue
+        while run and run[0].lower() in _NUMBER_WORDS:
+            run = run[1:]
+        if run and _plural(run[-1]) and len(run) > len(best):
+            best = run
+        run = []
+    return " ".join(best)
+
+
+_DETERMINERS = wordset("the a an your my our this that these those its their")
+MAX_OBJECT_WORDS = 4
+
+
+def acted_on(history: Sequence[HistoryMessage], verb: str) -> str:
+    """What the last answer did ``verb`` to: "How long do I hold it for?" after "press and
+    hold the reset button with a paperclip" → "reset button"; the words after the same verb
+    (any form: "extend", "extends"), without a determiner, up to a function word; ``""``
+    when the answer never uses the verb."""
+    answer = last_answer(history)
+    if not answer:
+        return ""
+    wanted = stem(verb)
+    tokens = re.findall(r"[\w'’-]+|[^\w\s]", answer)
+    for i, token in enumerate(tokens[:-1]):
+        if stem(token) != wanted:
+            continue
+        rest = tokens[i + 1 :]
+        while rest and rest[0].lower() in _DETERMINERS:
+            rest = rest[1:]
+        found: list[str] = []
+        for w in rest:
+            # a thing, not an amount: "claim 45p per mile" names no object
+            if not w[0].isalpha() or w.lower() in STOPWORDS or len(found) == MAX_OBJECT_WORDS:
+                break
+            found.append(w)
+        if found:
+            return " ".join(found)
+    return ""
+
+
+# An amount: "£50", "45p", "10,000 miles", "3 months", "100 mg", a time ("07:30", "5 pm").
+_AMOUNT = re.compile(
+    r"[£$€]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|p\b|(?:mg|g|kg|ml|cm|mm|m|km|"
+    r"miles?|days?|weeks?|months?|years?|hours?|minutes?|times|GBP|EUR|USD)\b)"
+    r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b"
+)
+
+
+def amount(history: Sequence[HistoryMessage]) -> str:
+    """The first amount the last (cited) answer gave, or ``""``: what "more than that" means."""
+    found = _AMOUNT.search(last_answer(history))
+    return found.group(0) if found else ""
 
 
 def aspect(history: Sequence[HistoryMessage], aspects: frozenset[str]) -> str:

@@ -1,11 +1,11 @@
 """Follow-up reformulation without an LLM: "What are its side effects?" after "What is
 ibuprofen used for?" becomes "What are ibuprofen side effects?", so retrieval sees the topic.
 
-The topic of a question is its longest run of topical words: words that are neither stopwords
-nor generic question vocabulary ("side effects", "dose", "kids", "safe" ...); "learn about X",
-"tell me about X" name X. A message is a follow-up when it has a previous user question and it
-either has no topic of its own, starts with a continuation ("and ...", "what about ...") or
-refers back ("it", "its", "they", "the same", "this medicine").
+The topic of a question is its longest run of topical words (``topics``): words that are
+neither stopwords nor generic question vocabulary ("side effects", "dose", "kids", "safe" ...);
+"learn about X", "tell me about X" name X. A message is a follow-up when it has a previous user
+question and it either has no topic of its own, starts with a continuation ("and ...", "what
+about ...") or refers back ("it", "its", "they", "the same", "this medicine").
 
 What a follow-up refers to is the *conversation's* subject, not the last noun seen: it is set
 by a question that stands on its own and kept through the follow-ups that refer back to it,
@@ -13,15 +13,20 @@ whatever else they name; only "what about X" moves it to X. After "Tell me about
 "Can I take it with warfarin?", "How much should an adult take?" is still about ibuprofen.
 What was just said counts too (``referents``, ``pointers``): "she" is the person the last
 answer named, "they" the aspect or people just asked about, "it" after "Which X ...?" the
-thing the answer gave; a message that describes something and asks about "it" ("My head is
-pounding. What could it be?") is a new question.
+thing the answer gave, "those" what the answer brought up, "more than that" the amount it
+gave; a message that describes something and asks about "it" ("My head is pounding. What
+could it be?") is a new question.
 
 Resolution, first rule that applies:
 
-1. "what/how about X" with a topic X → the previous question (as searched) with what it
-   named replaced by X;
+1. "what/how about X" with a topic X → the previous question (as searched) with the part X
+   stands for replaced by X: the phrase after the same preposition ("in London" → "in
+   Paris"), a place for a place, a code for a code, else what it named; but a value ("the
+   drain hose height") after a yes/no question is a question of its own (``restate``);
 2. pronouns / "this medicine" → replaced by what they point at (``pointers.Resolver``);
-3. "and for children?" / "what about kids?" → "<topic> for children";
+3. "and for children?" / "what about kids?" → the previous question for that group when it
+   named another ("the usual adult dose" → "the usual dose … for children"), the phrase
+   after the same preposition swapped, else "<topic> for children";
 4. "How much should I take?" → "How much <topic> should I take?";
 5. otherwise the topic is appended ("When should I see a doctor for <topic>?") or, for a bare
    noun phrase ("side effects?"), prefixed ("<topic> side effects?").
@@ -29,11 +34,10 @@ Resolution, first rule that applies:
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 
-from ragchat.agents.heuristics import referents
+from ragchat.agents.heuristics import referents, restate
 from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
 from ragchat.agents.heuristics.pointers import (
     PERSON,
@@ -41,6 +45,16 @@ from ragchat.agents.heuristics.pointers import (
     first_reference,
     reference_word,
     refers_back,
+)
+from ragchat.agents.heuristics.topics import (
+    ATTRIBUTE_END,
+    CODE,
+    GENERIC,
+    QUESTION_START,
+    is_topical,
+    noun_topic,
+    subject,
+    topic,
 )
 from ragchat.types import HistoryMessage
 
@@ -56,26 +70,6 @@ __all__ = [
     "topic",
 ]
 
-# Question vocabulary that does not name a topic by itself.
-GENERIC = wordset(
-    """side effect effects dose doses dosage dosing take taking took use uses used using safe
-    safety kid kids child children baby babies toddler toddlers adult adults teen teens teenager
-    teenagers elderly people person someone everyone anyone pregnant pregnancy breastfeeding
-    symptom symptoms sign signs cause causes caused risk risks treatment treatments treat treated
-    benefit benefits interaction interactions trigger triggers type types work works worked long
-    often much many amount time times day days daily week weeks maximum max minimum normal common
-    usual usually good bad better best okay ok fine help helps need needs want know tell explain
-    mean means happen happens happened start stop get give given go going come make doctor
-    clinician pharmacist else instead alternative alternatives option options thing things stuff
-    one ones way ways kind kinds also too really still ever again more less well exactly
-    actually else work okay alright something anything everything question questions answer
-    difference different same prevent prevention avoid feel feeling should could would
-    apply applies affect affects learn learning read understand information info details
-    genetic gene genes change changes mutation mutations involved inherited inheritance
-    hereditary outlook prognosis stage stages complication complications diagnose diagnosed
-    diagnosis frequency prevalence cure curable prevented contagious
-    """
-)
 _CONTINUATION = re.compile(
     r"^\s*(?:and|also|but|or|plus|so|what about|how about|what if|and what about|and how about)"
     r"\b[\s,]*",
@@ -83,13 +77,6 @@ _CONTINUATION = re.compile(
 )
 _ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\s*(how\s+(?:much|many))\b", re.IGNORECASE)
-_ATTRIBUTE_END = wordset(
-    """effect effects dose doses dosage symptoms signs causes risks treatment treatments uses
-    benefits interactions triggers types warning warnings"""
-)
-_QUESTION_START = wordset(
-    "what what's how when where why who which is are can could should does do did will would"
-)
 
 
 # Generic words that do not make a message a follow-up on their own ("what should I do?").
@@ -103,111 +90,6 @@ SOCIAL = wordset(
     """thanks thank you thx ok okay great cool nice good perfect awesome hi hello hey bye
     goodbye cheers yes no yeah yep nope sure alright got it lol wow oh ah"""
 )
-
-
-_AGE = re.compile(r"(?:year|month|week|day)s?-olds?$")
-
-
-def _is_topical(word: str) -> bool:
-    low = word.lower().replace("’", "'")
-    return (
-        low not in STOPWORDS
-        and low not in GENERIC
-        and low not in _QUESTION_START
-        and not low.isdigit()
-        and len(low) > 1
-        and low not in {"i'm", "i've", "i'd", "don't", "doesn't", "can't", "isn't"}
-        and not _AGE.search(low)
-    )
-
-
-_NUMERAL = re.compile(r"^(?:\d+[a-z]?|[IVX]{1,4}|[A-Z])$")
-# "learn about X", "tell me about X", "information on X": X is what the message is about.
-# "learn about X", "tell me about X", "information on X": X is what the message is about,
-# up to the end of the sentence ("15q13.3 microdeletion" keeps its inner dot).
-_ABOUT_TOPIC = re.compile(
-    r"\b(?:about|regarding|(?:information|info)\s+on)\s+(?P<rest>.+?)\s*(?:[?!.;:](?:\s|$)|$)",
-    re.IGNORECASE,
-)
-_LEADING_DET = re.compile(r"^(?:the|a|an|my|our|your|this|that)\s+", re.IGNORECASE)
-_TRAILING_POLITE = re.compile(r"[\s,]+(?:please|thanks|thank you)\s*$", re.IGNORECASE)
-MAX_NAME_WORDS = 12
-
-
-def _longest_run(text: str) -> str:
-    best: list[str] = []
-    run: list[str] = []
-    tokens = words(text)
-    for i, w in enumerate([*tokens, ""]):
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-        if w and (
-            _is_topical(w)
-            or (run and (w.isdigit() or (run[-1].lower() == "type" and _NUMERAL.match(w))))
-            or (w.lower() == "type" and bool(nxt) and _NUMERAL.match(nxt) is not None)
-        ):
-            run.append(w)
-            continue
-        if (len(run), len(" ".join(run))) > (len(best), len(" ".join(best))):
-            best = run
-        run = []
-    return " ".join(best)
-
-
-def topic(text: str) -> str:
-    """The main topic phrase of a question: its longest run of topical words; ties go to the
-    longer phrase, then the first. A number continues a run, and "type" before a number or a
-    numeral starts one ("type 2 diabetes", "glutaric acidemia type I")."""
-    return _longest_run(text)
-
-
-def _is_name(phrase: str) -> bool:
-    """Whether a phrase after "about" names a thing rather than asks about an aspect of one:
-    it does not end with an aspect ("type 2 diabetes treatment") nor hold "<aspect> of/for"
-    ("the side effects of ibuprofen", "dosage for kids"); "Urinary Tract Infections in
-    Children" and "hereditary angioedema" are names."""
-    tokens = [w.lower() for w in words(phrase)]
-    if not 0 < len(tokens) <= MAX_NAME_WORDS or tokens[-1] in _ATTRIBUTE_END:
-        return False
-    if not any(_is_topical(t) for t in tokens):
-        return False
-    pairs = itertools.pairwise(tokens)
-    return not any(a in GENERIC and b in ("of", "for") for a, b in pairs)
-
-
-# An error code or model number ("E21", "F05", "WM814"): the most specific thing a message
-# names, so it is the subject even when a longer run sits beside it ("My washing machine is
-# showing F05").
-_CODE = re.compile(r"^(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{2,10}$")
-
-
-# The word after "I", "we", "you" is a verb ("How much can I accept as a gift?"), not what the
-# message is about.
-_AFTER_PRONOUN = re.compile(r"\b(I|we|you)\s+(?!\d)\w+", re.IGNORECASE)
-
-
-def _code(text: str) -> str:
-    return next((w for w in words(text) if _CODE.match(w) and _is_topical(w)), "")
-
-
-def subject(text: str) -> str:
-    """What a message is about: what follows "about" / "regarding" when that names something
-    ("I'd like to learn about X"; kept verbatim when it holds no question vocabulary, since
-    names have stopwords and one-letter parts: "Down syndrome", "ichthyosis with confetti"),
-    else its ``topic``."""
-    about = _ABOUT_TOPIC.search(text)
-    if about:
-        rest = _TRAILING_POLITE.sub("", _LEADING_DET.sub("", about.group("rest").strip()))
-        if _is_name(rest):
-            return rest  # verbatim: "Down syndrome", "Factor V deficiency"
-        found = topic(rest)
-        if found:
-            return found
-    return _code(text) or _noun_topic(text)
-
-
-def _noun_topic(text: str) -> str:
-    """``topic`` without the verb after "I" and without "my daughter" (who, not what)."""
-    return topic(referents.RELATION.sub(" , ", _AFTER_PRONOUN.sub(r"\1 ,", text)))
 
 
 def _has_topic(text: str) -> bool:
@@ -236,12 +118,20 @@ def _follows(message: str, current: str) -> bool:
 
 
 def _switched_to(message: str) -> str:
-    """The new subject of "what about X?" (X names something and does not refer back)."""
-    about = _ABOUT.match(message.strip().rstrip("?.! "))
+    """The new subject of "what about X?" or "and X?" (X names something and does not refer
+    back; "what about for students?" and "what about when I'm abroad?" narrow the subject,
+    they do not change it)."""
+    body = message.strip().rstrip("?.! ")
+    about = _ABOUT.match(body)
     if about is None:
+        cont = _CONTINUATION.match(body)
+        rest = body[cont.end() :] if cont else ""
+        return subject(rest) if rest and _bare_name(rest) else ""  # "And the premium plan?"
+    rest = body[about.end() :]
+    first = words(rest)[0].lower() if words(rest) else ""
+    if refers_back(rest) or first in _PREPOSITION or first in _CLAUSE:
         return ""
-    rest = message.strip().rstrip("?.! ")[about.end() :]
-    return "" if refers_back(rest) else subject(rest)
+    return subject(rest)
 
 
 def conversation_topic(history: Sequence[HistoryMessage]) -> str:
@@ -256,7 +146,7 @@ def conversation_topic(history: Sequence[HistoryMessage]) -> str:
         if _follows(m.content, current):
             switched = _switched_to(m.content)
             if not switched and refers_back(m.content):
-                switched = referents.introduced(history[:i], _is_topical)
+                switched = referents.introduced(history[:i], is_topical)
             current = switched or current
         else:
             current = subject(m.content) or current
@@ -276,6 +166,10 @@ def _previous_standalone(history: Sequence[HistoryMessage]) -> tuple[str, str]:
             earlier, asked = history[:i], history[i].content
             return asked, reformulate(asked, earlier) if is_follow_up(asked, earlier) else asked
     return "", ""
+
+
+def _previous_raw(history: Sequence[HistoryMessage]) -> str:
+    return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
 def is_follow_up(message: str, history: Sequence[HistoryMessage]) -> bool:
@@ -298,16 +192,21 @@ def _question(body: str, current: str, end: str) -> str:
         return f"{how_much.group(1)} {current}{body[how_much.end() :]}{end}"
     first = words(body)[0].lower() if words(body) else ""
     tokens = [w.lower() for w in words(body)]
-    if len(tokens) <= 2 and first not in _QUESTION_START and tokens[-1] in _QUESTION_START:
+    if len(tokens) <= 2 and first not in QUESTION_START and tokens[-1] in QUESTION_START:
         return f"{body} {current}{end}"  # "Until when?" → "Until when annual leave?"
-    if first in _QUESTION_START:
+    if first in QUESTION_START:
         last = words(body)[-1].lower()
-        joiner = "in" if last == "involved" else "of" if last in _ATTRIBUTE_END else "for"
+        joiner = "in" if last == "involved" else "of" if last in ATTRIBUTE_END else "for"
         return f"{body} {joiner} {current}{end}"
     return f"{current} {body[:1].lower()}{body[1:]}{end}"
 
 
 _PREPOSITION = wordset("for in on at to with without during after before of from by about than")
+
+
+# How many questions back "do it" may find the action it stands for.
+MAX_BACK = 3
+_CLAUSE = wordset("when whenever if while because since unless")
 
 
 def _bare_name(rest: str) -> bool:
@@ -317,28 +216,34 @@ def _bare_name(rest: str) -> bool:
     return (
         0 < len(tokens) <= 3
         and tokens[0].lower() not in _PREPOSITION
+        and tokens[0].lower() not in _CLAUSE
         and not refers_back(rest)
         and len(words(topic(rest))) == len([t for t in tokens if t.lower() not in STOPWORDS])
     )
 
 
-def _swapped(history: Sequence[HistoryMessage], new_topic: str) -> str:
+def _swapped(history: Sequence[HistoryMessage], new_topic: str, *, name: bool = False) -> str:
     """The previous question (as searched) with what it named replaced by ``new_topic``; ""
-    when it named nothing this could replace."""
+    when it named nothing this could replace. ``name``: ``new_topic`` is all the follow-up
+    said ("And lunch?"), so a common noun replaces a common noun ("dinner", not "UK
+    trip")."""
     raw, previous = _previous_standalone(history)
+    # a place or a name replaces a place or a name: "What about Paris?" after "What's the
+    # hotel cap in London?"
+    proper = restate.proper_slot(previous, new_topic)
+    if proper:
+        return proper
     # what varies is what the previous question named itself ("the contraceptive pill"), not
     # the topic its reference was resolved to
-    for old in (_noun_topic(raw), _noun_topic(previous)):
+    common = name and new_topic.islower()
+    for old in (noun_topic(raw, common=common), noun_topic(previous, common=common)):
         if old and old in previous:
             # "error E2" → "error E5": a code replaces the code, the noun before it stays
             *head, last = old.split()
-            if head and _CODE.fullmatch(last) and _CODE.fullmatch(new_topic):
+            if head and CODE.fullmatch(last) and CODE.fullmatch(new_topic):
                 new_topic = " ".join([*head, new_topic])
             return previous.replace(old, new_topic, 1)
     return ""
-
-
-_CODE = re.compile(r"[A-Za-z]{0,3}-?\d{1,4}[A-Za-z]?")
 
 
 def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
@@ -358,10 +263,25 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
             return f"{rest}{end}"  # "and what about pepsin, what pH does it like?"
         new_topic = topic(rest)
         if new_topic and (same or not refers_back(rest)):
-            return _swapped(history, new_topic) or f"{new_topic}{end}"
+            if about and restate.asks_value(rest) and restate.is_yes_no(_previous_raw(history)):
+                return restate.own_question(rest, end)  # "What is the drain hose height?"
+            # "What about in Paris?": the previous question's "in London" takes it
+            previous = _previous_standalone(history)[1]
+            slot = restate.same_slot(previous, rest, current) or restate.qualified(previous, rest)
+            swapped = _swapped(history, new_topic, name=_bare_name(rest))
+            return slot or swapped or f"{new_topic}{end}"
+    if restate.DO_IT.search(body):
+        asked = [m.content for m in reversed(history) if m.role == "user"][:MAX_BACK]
+        redone = restate.redo(body, asked)  # "How do I do it?" → "How do I freeze my …?"
+        if redone != body and not refers_back(redone):
+            return f"{redone}{end}"
+        body = redone
     if refers_back(body):
-        aspects = _ATTRIBUTE_END | GENERIC
-        resolved = Resolver.of(history, current, _is_topical, aspects).replace(body)
+        aspects = ATTRIBUTE_END | GENERIC
+        group = referents.plural_people(history)
+        context = restate.gist(_previous_standalone(history)[1], group) if group else ""
+        resolver = Resolver.of(history, current, is_topical, aspects, context)
+        resolved = resolver.replace(body)
         if resolved != body:
             return resolved + end
         # "she" with nobody named: the topic still helps the search.
@@ -371,12 +291,18 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
         rest = body[cont.end() :].strip()
         if not rest:
             return f"{current}{end}"
-        if words(rest)[0].lower() in _QUESTION_START:
+        if words(rest)[0].lower() in QUESTION_START:
             # "and what is the maximum dose?" is the question "what is the maximum dose of X?"
             return _question(rest[:1].upper() + rest[1:], current, end)
         if _bare_name(rest):  # "And E5?" after "What does error E2 mean?": what about E5
-            swapped = _swapped(history, topic(rest))
+            swapped = _swapped(history, topic(rest), name=True)
             if swapped:
                 return swapped
+        # "And for children?" after "What's the usual adult dose of amoxicillin?"
+        previous = _previous_standalone(history)[1]
+        regrouped = restate.for_group(previous, rest, end)
+        slot = regrouped or restate.same_slot(previous, rest, current)  # "And in Paris?"
+        if slot:
+            return slot
         return f"{current} {rest}{end}"
     return _question(body, current, end)

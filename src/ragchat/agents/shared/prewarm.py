@@ -1,6 +1,7 @@
 """Sentence vectors ahead of the first question: the extractive composer's candidates of every
 passage of the agents' knowledge bases, embedded into the embedder's per-chunk cache
-(``index/cache.py``), so an offline turn embeds only its message.
+(``index/cache.py``), and their words for the refusal checks (``heuristics/coverage.py``), so an
+offline turn embeds only its message.
 
 Run in a background thread at server start (``start_prewarm``): turns are served meanwhile
 (their embeddings join the same micro-batches), and a turn that arrives first simply embeds
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.heuristics.candidates import warm_sentences
+from ragchat.agents.heuristics.coverage import passage_words, warm_words
 from ragchat.errors import RagchatError
 from ragchat.index.base import ListsChildren
 from ragchat.index.cache import CachedEmbedder
@@ -58,6 +60,7 @@ def sentence_file(data_dir: Path) -> Path:
 def _warm(engine: ChatEngine, names: list[str], capacity: int, stop: threading.Event | None) -> int:
     wiring = engine.wiring
     count = 0
+    words_seen: set[str] = set()
     for name in names:
         try:
             kb = wiring.knowledge.knowledge_base(name)
@@ -72,8 +75,12 @@ def _warm(engine: ChatEngine, names: list[str], capacity: int, stop: threading.E
                 return count
             if count >= capacity:
                 break
-            hits = [Hit(c, 0.0) for c in children[i : i + GROUP]]
-            count += warm_sentences(resolve_parents(kb, hits, len(hits)), wiring.embedder)
+            hits = resolve_parents(kb, [Hit(c, 0.0) for c in children[i : i + GROUP]], GROUP)
+            count += warm_sentences(hits, wiring.embedder)
+            texts = [h.context or h.chunk.text for h in hits]
+            fresh = [w for w in passage_words(texts) if w not in words_seen]
+            words_seen.update(fresh)
+            count += warm_words(fresh, wiring.embedder)
     if isinstance(wiring.embedder, CachedEmbedder):
         wiring.embedder.prewarmed = True
     return count

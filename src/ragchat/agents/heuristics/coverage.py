@@ -1,0 +1,353 @@
+"""Does the retrieved text cover the question? The offline answerer's refusal checks.
+
+A question whose key terms the retrieved passages do not hold is not answered by them: "How
+much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid search ranks
+any passage holding a rare query word high, so a word absent from every hit is, in practice,
+absent from the knowledge base: the checks are calibrated by each knowledge base's own
+vocabulary, with no labels.
+
+A missing word is only *far* when no word of the retrieved passages is near it in meaning
+(word vectors from the knowledge base's own embedder, cosine below ``NEAR_WORD``): users name
+instances of what documents say in general ("a glass of wine" for "alcohol", "fly" for
+"flights", "champagne" for a gift), and those questions are answerable. Everyday words
+(``EVERYDAY_ZIPF``: "left", "start", "far") never count as missing.
+
+Refused, before composing:
+- half the key terms far, or a fifth of them names of something (a capitalised word or a code
+  such as "E55": a place, product or code the documents never mention);
+- one far word that is specific (rare in everyday English, ``SPECIFIC_ZIPF``: "acne", "wifi",
+  "treasurer") and more than ``FOCUS_SHARE`` of the key terms: a short question whose subject
+  the documents never mention;
+- a label with a number the documents number differently ("paper 2" where they only have
+  "paper 1").
+
+Refused, after composing (``unaddressed``): the quoted sentences hold under ``ADDRESSED_SHARE``
+of the key terms (a yes/no question: at most ``YES_NO_SHARE``, as a verdict needs the drug AND
+the condition), or the question asks for a measured value (a price, a weight, a loudness, an
+area, a count) and no quoted sentence holds one, or the lead is the table row of the entity
+asked about but none of its columns (nor its heading) is what is asked ("salary" of a notice
+periods row).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from ragchat.agents.heuristics._text import (
+    STOPWORDS,
+    WEAK_STEMS,
+    content_stems,
+    stem,
+    words,
+    wordset,
+)
+from ragchat.index.base import Embedder
+from ragchat.index.cache import embed_sentences
+from ragchat.retrieve.sections import without_aspect_words
+from ragchat.types import Hit
+
+MISSING_SHARE = 0.5
+NAMED_MISSING_SHARE = 0.2
+FOCUS_SHARE = 0.2
+ADDRESSED_SHARE = 0.3
+YES_NO_SHARE = 0.5
+NEAR_WORD = 0.6
+GENERIC_ZIPF = 5.9  # "work", "still", "need", "take": too common to name what a question is about
+EVERYDAY_ZIPF = 5.5  # "left", "start", "school": their absence from the passages proves little
+SPECIFIC_ZIPF = 4.6  # "acne", "wifi", "treasurer"; not "train", "coffee", "conference"
+VOCAB_HITS = 5
+_WORD_OWNER = "\x00word"  # the embedder's sentence cache keeps word vectors under this owner
+
+_YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
+_ASKING = frozenset(
+    stem(w)
+    for w in wordset(
+        """mean means meaning happen happens say says said tell know find anything something
+        someone thing do does done doing go going information info details"""
+    )
+)
+# "What research (or clinical trials) is being done for …?": an aside names alternatives, not
+# terms a reply must hold.
+_ASIDE = re.compile(r"\([^()]*\)")
+_VOCAB_WORD = re.compile(r"[A-Za-z][a-z]{2,}")
+# "paper 2", "lecture 7", "room 12": a label and its number.
+_LABEL_NUMBER = re.compile(r"\b([A-Za-z]{3,})\s+(\d{1,4})\b(?!\s*(?:%|[a-zA-Z]))")
+_NOT_LABELS = wordset(
+    """under over than about around least most more less after before every each per within
+    first last next top aged age ages weighing weigh from into onto between up down only"""
+)
+_COUNT = (
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+    r"|forty|fifty|hundred|thousand|dozen|no|none|single|both|half|once|twice|all|unlimited)\b"
+)
+# A question asking for a measured value, and what a sentence holding that value looks like.
+_MEASURES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(ask, re.IGNORECASE), re.compile(value, re.IGNORECASE))
+    for ask, value in (
+        (
+            r"\b(?:cost|costs|price|prices|priced|how expensive|fee|fees)\b",
+            r"[£$€¥]|\b(?:pounds?|pence|dollars?|euros?|quid|cents?|free|charge[sd]?)\b|\d+p\b",
+        ),
+        (
+            r"\b(?:weigh|weighs|how heavy|weight of)\b",
+            r"\d\s*(?:kg|g|kilos?|kilograms?|grams?|lbs?|pounds|tonnes?|stone)\b",
+        ),
+        (r"\b(?:how loud|noise level|how noisy)\b", r"\d\s*(?:db|dba|decibels?)\b"),
+        (
+            r"\b(?:how big|how large|square (?:metres|meters|feet)|how tall|how wide|dimensions)\b",
+            r"\d\s*(?:m|cm|mm|km|metres?|meters?|feet|ft|inches|in|m2|m²|sq|square|acres?)\b",
+        ),
+        (r"^\s*(?:and\s+)?how many\b|\b(?:maximum|minimum|dose|dosage|how much)\b", _COUNT),
+    )
+)
+
+
+@lru_cache(maxsize=50_000)
+def _zipf(word: str) -> float:
+    """How common ``word`` is in everyday English (Zipf scale, 0–8); 0 when the frequency
+    tables are not installed, so every word then counts as specific and none as generic."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - wordfreq is a core dependency
+        return 0.0
+    return float(zipf_frequency(word.lower(), "en"))
+
+
+def named(word: str) -> bool:
+    return word[:1].isupper() or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+
+
+def _stems(text: str) -> set[str]:
+    return {
+        s
+        for s in content_stems(text)
+        if s not in WEAK_STEMS and s not in _ASKING and "'" not in s and not s.isdigit()
+    }
+
+
+def _generic_stems(query: str) -> set[str]:
+    """Stems of the question's everyday words ("left", "work", "start"): a reply need not
+    repeat them."""
+    return {stem(w) for w in words(query) if not named(w) and _zipf(w) >= GENERIC_ZIPF}
+
+
+def key_terms(query: str) -> tuple[set[str], set[str]]:
+    """(the stems a reply must account for: content words outside parentheses, not generic or
+    asking words, contractions or bare numbers; those of them that name an aspect, "outlook",
+    "dose", which documents often say otherwise, "prognosis", and which therefore always count
+    as found)."""
+    query = _ASIDE.sub(" ", query)
+    key = _stems(query)
+    return key, key - _stems(without_aspect_words(query))
+
+
+def hit_stems(hit: Hit) -> set[str]:
+    md = hit.chunk.metadata
+    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+    title = str(md.get("doc_title") or md.get("title") or "")
+    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
+
+
+def hit_text(hit: Hit) -> str:
+    md = hit.chunk.metadata
+    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
+    return f"{md.get('doc_title') or md.get('title') or ''} {path} {hit.context or hit.chunk.text}"
+
+
+def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
+    """The question's key terms that appear in no hit (as words of the question), and how many
+    key terms it has."""
+    key, seen = key_terms(query)
+    if not key:
+        return [], 0
+    for hit in hits:
+        seen |= hit_stems(hit)
+    by_stem = {stem(w): w for w in words(query)}
+    return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
+
+
+def aliases(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> dict[str, set[str]]:
+    """For each of ``terms``, the words of ``texts`` near it in meaning (cosine ≥
+    ``NEAR_WORD``): "wine" → {"alcohol"}. Word vectors go through the embedder's sentence
+    cache, so a knowledge base's words are embedded once per process."""
+    vocab = passage_words(texts)
+    asked = [t.lower().replace("’", "'").split("'")[0] for t in terms]  # "kid's" → "kid"
+    if not vocab or not asked:
+        return {}
+    vecs = embed_sentences(embedder, [_WORD_OWNER] * (len(vocab) + len(asked)), vocab + asked)
+    sims = vecs[len(vocab) :] @ vecs[: len(vocab)].T
+    return {
+        t: {vocab[j] for j in np.flatnonzero(row >= NEAR_WORD)}
+        for t, row in zip(terms, sims, strict=True)
+        if float(row.max()) >= NEAR_WORD
+    }
+
+
+def passage_words(texts: Sequence[str]) -> list[str]:
+    """The words ``aliases`` compares a question's words with, in a stable order."""
+    return sorted({w.lower() for t in texts for w in _VOCAB_WORD.findall(t)} - STOPWORDS - {""})
+
+
+def warm_words(words_: Sequence[str], embedder: Embedder, *, batch: int = 64) -> int:
+    """Embeds ``words_`` into the embedder's cache ahead of the first question (the server's
+    prewarm), so the refusal checks of a first turn embed nothing but the question's words."""
+    for i in range(0, len(words_), batch):
+        chunk = list(words_[i : i + batch])
+        embed_sentences(embedder, [_WORD_OWNER] * len(chunk), chunk)
+    return len(words_)
+
+
+def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[str]:
+    """The ``terms`` that some word of ``texts`` is near in meaning (see ``aliases``)."""
+    return set(aliases(terms, texts, embedder))
+
+
+def _counted(query: str, missing: Sequence[str]) -> list[str]:
+    """Missing words that may show the question is not covered: names and codes, and plain
+    words that are not everyday words; never contractions ("When's") or the question's first
+    word, which is capitalised without naming anything ("Define")."""
+    first = words(query)[:1]
+    return [
+        w
+        for w in missing
+        if "'" not in w
+        and "’" not in w
+        and w not in first
+        and (named(w) or _zipf(w) < EVERYDAY_ZIPF)
+    ]
+
+
+def _renumbered(query: str, hits: Sequence[Hit]) -> bool:
+    """Whether the question names a label with a number ("paper 2") that the hits only give
+    other numbers ("paper 1")."""
+    text = " ".join(hit_text(h) for h in hits)
+    for label, number in _LABEL_NUMBER.findall(query):
+        if label.lower() in _NOT_LABELS or label.lower() in STOPWORDS:
+            continue
+        found = re.findall(rf"\b{re.escape(label)}\s+(\d{{1,4}})\b", text, re.IGNORECASE)
+        if found and number not in found:
+            return True
+    return False
+
+
+_ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
+
+
+def row_values(text: str) -> set[str] | None:
+    """The stems of a table row's values ("City: London; Maximum per night: 180." → london,
+    180), None when ``text`` is not a row."""
+    if not _ROW_CELL.match(text) or len(_ROW_CELL.findall(text)) < 2:
+        return None
+    return content_stems(_ROW_CELL.sub(" ", text))
+
+
+def _row_columns(text: str) -> str:
+    return " ".join(m.strip(" ;:") for m in _ROW_CELL.findall(text))
+
+
+def _other_column(query: str, lead: str, label: str, embedder: Embedder | None) -> bool:
+    """Whether the lead is a table row that matches the question's entity ("Senior
+    associate") while no column or heading names what is asked of it ("salary" of a row with
+    notice periods only)."""
+    values = row_values(lead)
+    if values is None:
+        return False
+    key, _ = key_terms(query)
+    asked = key - values - _generic_stems(query)
+    if not asked or not key & values:
+        return False
+    where = f"{_row_columns(lead)} {label}"
+    if asked & content_stems(where):
+        return False
+    by_stem = {stem(w): w for w in words(query)}
+    terms = [by_stem.get(s, s) for s in sorted(asked)]
+    return embedder is None or not near(terms, [where], embedder)
+
+
+_HOW_MANY = re.compile(r"\bhow many ([a-z]{3,})", re.IGNORECASE)
+_COUNTED = re.compile(_COUNT, re.IGNORECASE)
+
+
+def _uncounted(query: str, texts: Sequence[str], embedder: Embedder | None) -> bool:
+    """Whether "how many <things>" is answered by no quoted sentence holding both a number and
+    the things (or a word near them): "The small intestine is about 6 metres long" does not
+    say how many teeth."""
+    m = _HOW_MANY.search(query)
+    if m is None:
+        return False
+    things = m.group(1)
+    if _zipf(things) >= EVERYDAY_ZIPF:
+        return False  # "how many people / days": households and dates count them too
+    counting = [t for t in texts if _COUNTED.search(t)]
+    if any(stem(things.lower()) in content_stems(t) for t in counting):
+        return False
+    return not counting or embedder is None or not near([things], counting, embedder)
+
+
+def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> bool:
+    """The refusals made before composing (module docstring)."""
+    if _renumbered(query, hits):
+        return True
+    missing, n_key = missing_terms(query, hits)
+    counted = _counted(query, missing)
+    if not n_key or not counted:
+        return False
+    if not _refuses(counted, n_key):
+        return False  # not even with every missing word far: no word vectors needed
+    plain = [w for w in counted if not named(w)]
+    texts = [hit_text(h) for h in hits[:VOCAB_HITS]]
+    close = near(plain, texts, embedder) if plain and embedder is not None else set()
+    return _refuses([w for w in counted if w not in close], n_key)
+
+
+def _refuses(far: Sequence[str], n_key: int) -> bool:
+    share = len(far) / n_key
+    if share >= MISSING_SHARE:
+        return True
+    if sum(named(w) for w in far) / n_key >= NAMED_MISSING_SHARE:
+        return True
+    specific = [w for w in far if not named(w) and _zipf(w) < SPECIFIC_ZIPF]
+    return bool(specific) and share > FOCUS_SHARE
+
+
+def unaddressed(
+    query: str, texts: Sequence[str], labels: Sequence[str], embedder: Embedder | None
+) -> bool:
+    """Whether the quoted sentences (with the headings they sit under) leave the question
+    unanswered: too few of its key terms, or no value of the measure it asks for."""
+    if texts and any(
+        ask.search(query) and not any(value.search(t) for t in texts) for ask, value in _MEASURES
+    ):
+        return True
+    if texts and _other_column(query, texts[0], labels[0] if labels else "", embedder):
+        return True
+    if texts and _uncounted(query, texts, embedder):
+        return True
+    key, said = key_terms(query)
+    key -= _generic_stems(query)
+    if len(key) < 2:
+        return False
+    for text in [*texts, *labels]:
+        said |= content_stems(text)
+    if not _too_little(query, key, said):
+        return False
+    if embedder is None:
+        return True
+    by_stem = {stem(w): w for w in words(query)}
+    asked = [by_stem.get(s, s) for s in sorted(key - said)]
+    # A reply word that is itself a key term cannot stand in for another ("Alcohol is not
+    # reimbursed" does not answer "drink alcohol with amoxicillin" twice over).
+    rest = " ".join(w for t in [*texts, *labels] for w in words(t) if stem(w) not in key)
+    said |= {stem(w) for w in near(asked, [rest], embedder)}
+    return _too_little(query, key, said)
+
+
+def _too_little(query: str, key: set[str], said: set[str]) -> bool:
+    share = len(key & said) / len(key)
+    if _YES_NO.match(query):  # a verdict needs the whole question: the drug AND the condition
+        return share <= YES_NO_SHARE
+    return share < ADDRESSED_SHARE
