@@ -26,7 +26,7 @@ def test_resolve_config(tmp_path: Path, settings: Settings) -> None:
     assert agent.any_knowledge_base and agent.routable
     # Its own gate and search-before-asking (the offline answerer's refusal checks judge what
     # the lower gate lets through): docs/benchmarks.md, issue 25.
-    assert (agent.gate_threshold, agent.clarify_below) == (0.22, 0.4)
+    assert (agent.gate_threshold, agent.clarify_below) == (0.15, 0.4)
 
 
 def test_sample_knowledge_bases_are_ingested_once(
