@@ -164,6 +164,10 @@ def test_how_many_needs_a_number_of_those_things(real_embedder: Embedder) -> Non
         "Patient: Adults and children weighing 40 kg or more; Dose: 250 mg to 500 mg.",
     ]
     assert unaddressed("How many teeth do adults have?", quoted, [], real_embedder)
+    dental = ["For dental abscesses the usual dose is 3 g, repeated after 8 hours."]
+    assert unaddressed("How many teeth do adults have?", dental, [], real_embedder)
+    listed = ["We have fourteen households on the waiting list at the moment."]
+    assert not unaddressed("How many households are waiting?", listed, [], real_embedder)
     counted = ["Length of service: 2 to 5 years; Annual leave: 27 days; Public holidays: 8 days."]
     assert not unaddressed("How many public holidays do we get?", counted, [], real_embedder)
 

@@ -81,8 +81,9 @@ _NOT_LABELS = wordset(
     first last next top aged age ages weighing weigh from into onto between up down only"""
 )
 _COUNT = (
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
-    r"|forty|fifty|hundred|thousand|dozen|no|none|single|both|half|once|twice|all|unlimited)\b"
+    r"\d+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif"
+    r"|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty(?:-\w+)?|hundred"
+    r"|thousand|dozen|no|none|single|both|half|once|twice|all|unlimited)\b"
 )
 # A question asking for a measured value, and what a sentence holding that value looks like.
 _MEASURES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
@@ -268,24 +269,30 @@ def _other_column(query: str, lead: str, label: str, embedder: Embedder | None) 
     return embedder is None or not near(terms, [where], embedder)
 
 
-_HOW_MANY = re.compile(r"\bhow many ([a-z]{3,})", re.IGNORECASE)
-_COUNTED = re.compile(_COUNT, re.IGNORECASE)
+_HOW_MANY = re.compile(r"\bhow many ([a-z]{3,})(?:\s+([a-z]{3,}))?", re.IGNORECASE)
+# The words a number counts (the next one or two): "34 ATP", "fourteen households", "27 days",
+# "2 to 5 years", "two large plots".
+_COUNTED_WORDS = re.compile(
+    rf"(?:{_COUNT})(?:\s*(?:to|-|–|or)\s*\w+)?\s+([A-Za-z]+)(?:\s+([A-Za-z]{{3,}}))?",
+    re.IGNORECASE,
+)
 
 
 def _uncounted(query: str, texts: Sequence[str], embedder: Embedder | None) -> bool:
-    """Whether "how many <things>" is answered by no quoted sentence holding both a number and
-    the things (or a word near them): "The small intestine is about 6 metres long" does not
-    say how many teeth."""
+    """Whether "how many <things>" is answered by no quoted count of the things (or of a word
+    near them): a number with the counted word right after it ("34 ATP", "fourteen households
+    on the list"). "The small intestine is about 6 metres long" or "for dental abscesses the
+    usual dose is 3 g" do not say how many teeth."""
     m = _HOW_MANY.search(query)
     if m is None:
         return False
-    things = m.group(1)
-    if _zipf(things) >= EVERYDAY_ZIPF:
+    things = [w for w in m.groups() if w and w.lower() not in STOPWORDS]  # "sick days"
+    if not things or any(_zipf(w) >= EVERYDAY_ZIPF for w in things):
         return False  # "how many people / days": households and dates count them too
-    counting = [t for t in texts if _COUNTED.search(t)]
-    if any(stem(things.lower()) in content_stems(t) for t in counting):
+    counted = [w for t in texts for pair in _COUNTED_WORDS.findall(t) for w in pair if w]
+    if {stem(w.lower()) for w in things} & {stem(w.lower()) for w in counted}:
         return False
-    return not counting or embedder is None or not near([things], counting, embedder)
+    return not counted or embedder is None or not near(things, [" ".join(counted)], embedder)
 
 
 def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> bool:
