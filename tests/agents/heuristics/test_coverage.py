@@ -200,3 +200,10 @@ def test_a_she_sentence_is_scored_with_whom_she_means(real_embedder: Embedder) -
     hits = [make_hit("g", text, title="Garden committee", start_ts="00:02:06.760")]
     out = compose_answer("What is Gloria Mendes bringing?", hits, real_embedder)
     assert "wormeries" in out.sentences[0][0]
+
+
+def test_a_verb_form_is_not_the_subject_of_a_question(real_embedder: Embedder) -> None:
+    text = "Ben: The billing migration is nearly done. We switch the old system off on Monday."
+    hits = [make_hit("s", text, title="Stand-up", start_ts="00:00:05.500")]
+    assert not not_covered("Who is handling the billing migration?", hits, real_embedder)
+    assert not_covered("Who is the treasurer of the billing migration?", hits, real_embedder)

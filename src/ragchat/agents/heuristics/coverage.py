@@ -62,6 +62,7 @@ SPECIFIC_ZIPF = 4.6  # "acne", "wifi", "treasurer"; not "train", "coffee", "conf
 VOCAB_HITS = 5
 _WORD_OWNER = "\x00word"  # the embedder's sentence cache keeps word vectors under this owner
 
+_VERB_FORM = re.compile(r"(?:ing|ed)$", re.IGNORECASE)
 _YES_NO = re.compile(r"^\s*(?:is|are|can|could|does|do|should|will|may)\b", re.IGNORECASE)
 _ASKING = frozenset(
     stem(w)
@@ -317,7 +318,10 @@ def _refuses(far: Sequence[str], n_key: int) -> bool:
         return True
     if sum(named(w) for w in far) / n_key >= NAMED_MISSING_SHARE:
         return True
-    specific = [w for w in far if not named(w) and _zipf(w) < SPECIFIC_ZIPF]
+    # A verb form ("handling", "founded") seldom names what the question is about.
+    specific = [
+        w for w in far if not named(w) and _zipf(w) < SPECIFIC_ZIPF and not _VERB_FORM.search(w)
+    ]
     return bool(specific) and share > FOCUS_SHARE
 
 
