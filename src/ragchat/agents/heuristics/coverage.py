@@ -4,7 +4,7 @@ A question whose key terms the retrieved passages do not hold is not answered by
 much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid search ranks
 any passage holding a rare query word high, so a word absent from every hit is, in practice,
 absent from the knowledge base: the checks are calibrated by each knowledge base's own
-vocabulary, with no labels.
+vocabulary, with no labels. Asides in parentheses are not key terms.
 
 A missing word is only *far* when no word of the retrieved passages is near it in meaning
 (word vectors from the knowledge base's own embedder, cosine below ``NEAR_WORD``): users name
@@ -16,15 +16,16 @@ Refused, before composing:
 - half the key terms far, or a fifth of them names of something (a capitalised word or a code
   such as "E55": a place, product or code the documents never mention);
 - one far word that is specific (rare in everyday English, ``SPECIFIC_ZIPF``: "acne", "wifi",
-  "treasurer") and more than ``FOCUS_SHARE`` of the key terms: a short question whose subject
-  the documents never mention;
+  "treasurer"; not a verb form such as "handling") and more than ``FOCUS_SHARE`` of the key
+  terms: a short question whose subject the documents never mention;
 - a label with a number the documents number differently ("paper 2" where they only have
   "paper 1").
 
 Refused, after composing (``unaddressed``): the quoted sentences hold under ``ADDRESSED_SHARE``
 of the key terms (a yes/no question: at most ``YES_NO_SHARE``, as a verdict needs the drug AND
 the condition), or the question asks for a measured value (a price, a weight, a loudness, an
-area, a count) and no quoted sentence holds one, or the lead is the table row of the entity
+area, a count) and no quoted sentence holds one ("how many teeth": a number that counts teeth),
+or the lead is the table row of the entity
 asked about but none of its columns (nor its heading) is what is asked ("salary" of a notice
 periods row).
 """
