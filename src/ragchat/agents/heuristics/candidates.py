@@ -19,7 +19,6 @@ from ragchat.types import Hit
 MIN_WORDS = 5
 MAX_CANDIDATES = 240
 MAX_PER_HIT = 60
-# Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
 # A short sentence that states something ("Alcohol is not reimbursed.", "Receipts are
 # required."): the verdict a yes/no question wants, not a heading or a spoken fragment.
 _STATES = re.compile(
@@ -44,6 +43,7 @@ def _names(sentence: str) -> str:
     return ", ".join(dict.fromkeys(_NAME_RUN.findall(sentence)))
 
 
+# Chit-chat in transcripts: "Maya Chen: Let's talk about ...", "Thanks for having me".
 _FILLER = re.compile(
     r"^(?:[A-Z][\w.' -]{0,40}:\s+)?(?:let's|let us|welcome|thanks|thank you|now, the|okay|ok,)\b",
     re.IGNORECASE,
@@ -156,10 +156,9 @@ def candidates(
             key = " ".join(w.lower() for w in words(piece.text))
             if _FILLER.match(piece.text):
                 continue
-            if len(words(strip_speaker(piece.text))) < MIN_WORDS and not _short_sentence(
-                strip_speaker(piece.text)
-            ):
-                lead_in, since_lead_in = strip_speaker(piece.text).rstrip(".!;:"), 0
+            said = strip_speaker(piece.text)
+            if len(words(said)) < MIN_WORDS and not _short_sentence(said):
+                lead_in, since_lead_in = said.rstrip(".!;:"), 0
                 continue
             if key in seen:
                 continue
@@ -178,7 +177,8 @@ def candidates(
                     heading = path
                 topic = lead_in if since_lead_in <= LEAD_IN_REACH else ""
                 label = "; ".join(x for x in dict.fromkeys((title, heading, topic)) if x)
-            if antecedent and _PRONOUN_START.match(strip_speaker(piece.text)):
+            pronoun = _PRONOUN_START.match(said) is not None
+            if antecedent and pronoun:
                 label = f"{label}; {antecedent}" if label else antecedent  # "She'll bring …"
             in_child = " ".join(piece.text.split()[:6]) in child
             section = (
@@ -187,8 +187,8 @@ def candidates(
                 else f"{path} {piece.heading or fallback}"
             )
             on_aspect = bool(aspects & label_aspects(section))
-            if not _PRONOUN_START.match(strip_speaker(piece.text)):
-                antecedent = _names(strip_speaker(piece.text)) or antecedent
+            if not pronoun:
+                antecedent = _names(said) or antecedent
             out.append(
                 Candidate(
                     piece.text,

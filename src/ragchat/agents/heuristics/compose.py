@@ -12,8 +12,10 @@ Score of a candidate sentence::
 first reply, fading over ``QUESTION_REACH`` sentences) or else "doc title; heading path"
 (``w`` = ``W_CONTEXT``): it resolves "it"/"Common ones include" sentences to their topic.
 ``overlap`` is stemmed content-word coverage of the query (generic words count
-``WEAK_WEIGHT``) plus a little Jaccard. Questions about a quantity ("how much", "dose",
-"maximum") add ``NUMERIC_BONUS`` to sentences that contain a number.
+``WEAK_WEIGHT``) plus a little Jaccard. A sentence holding what the question asks for (a
+number, a date, a name, a place: ``answer_types.wanted``) gains that kind's bonus, and a table
+row whose band holds the user's own value (``ranges``) ``RANGE_BONUS``. The refusal checks
+before and after composing are ``coverage.not_covered`` and ``coverage.unaddressed``.
 
 Topic focus: when the question names a topic (``reformulate.topic``: "acetaminophen",
 "melatonin") and some hits mention it in their title, headings or text, only those hits are

@@ -148,17 +148,15 @@ def key_terms(query: str) -> tuple[set[str], set[str]]:
     return key, key - _stems(without_aspect_words(query))
 
 
-def hit_stems(hit: Hit) -> set[str]:
-    md = hit.chunk.metadata
-    path = " ".join(str(h) for h in (md.get("heading_path") or ()))
-    title = str(md.get("doc_title") or md.get("title") or "")
-    return content_stems(f"{title} {path} {hit.context or hit.chunk.text or ''}")
-
-
 def hit_text(hit: Hit) -> str:
+    """A hit's words as the checks see them: title, heading path and the passage."""
     md = hit.chunk.metadata
     path = " ".join(str(h) for h in (md.get("heading_path") or ()))
     return f"{md.get('doc_title') or md.get('title') or ''} {path} {hit.context or hit.chunk.text}"
+
+
+def hit_stems(hit: Hit) -> set[str]:
+    return content_stems(hit_text(hit))
 
 
 def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
@@ -173,25 +171,8 @@ def missing_terms(query: str, hits: Sequence[Hit]) -> tuple[list[str], int]:
     return [by_stem.get(s, s) for s in sorted(key - seen)], len(key)
 
 
-def aliases(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> dict[str, set[str]]:
-    """For each of ``terms``, the words of ``texts`` near it in meaning (cosine ≥
-    ``NEAR_WORD``): "wine" → {"alcohol"}. Word vectors go through the embedder's sentence
-    cache, so a knowledge base's words are embedded once per process."""
-    vocab = passage_words(texts)
-    asked = [t.lower().replace("’", "'").split("'")[0] for t in terms]  # "kid's" → "kid"
-    if not vocab or not asked:
-        return {}
-    vecs = embed_sentences(embedder, [_WORD_OWNER] * (len(vocab) + len(asked)), vocab + asked)
-    sims = vecs[len(vocab) :] @ vecs[: len(vocab)].T
-    return {
-        t: {vocab[j] for j in np.flatnonzero(row >= NEAR_WORD)}
-        for t, row in zip(terms, sims, strict=True)
-        if float(row.max()) >= NEAR_WORD
-    }
-
-
 def passage_words(texts: Sequence[str]) -> list[str]:
-    """The words ``aliases`` compares a question's words with, in a stable order."""
+    """The words ``near`` compares a question's words with, in a stable order."""
     return sorted({w.lower() for t in texts for w in _VOCAB_WORD.findall(t)} - STOPWORDS - {""})
 
 
@@ -205,8 +186,16 @@ def warm_words(words_: Sequence[str], embedder: Embedder, *, batch: int = 64) ->
 
 
 def near(terms: Sequence[str], texts: Sequence[str], embedder: Embedder) -> set[str]:
-    """The ``terms`` that some word of ``texts`` is near in meaning (see ``aliases``)."""
-    return set(aliases(terms, texts, embedder))
+    """The ``terms`` that some word of ``texts`` is near in meaning (cosine ≥ ``NEAR_WORD``).
+    Word vectors go through the embedder's sentence cache, so a knowledge base's words are
+    embedded once per process (and prewarmed by the server: ``warm_words``)."""
+    vocab = passage_words(texts)
+    asked = [t.lower().replace("’", "'").split("'")[0] for t in terms]  # "kid's" → "kid"
+    if not vocab or not asked:
+        return set()
+    vecs = embed_sentences(embedder, [_WORD_OWNER] * (len(vocab) + len(asked)), vocab + asked)
+    best = np.max(vecs[len(vocab) :] @ vecs[: len(vocab)].T, axis=1)
+    return {t for t, s in zip(terms, best, strict=True) if float(s) >= NEAR_WORD}
 
 
 def _counted(query: str, missing: Sequence[str]) -> list[str]:
