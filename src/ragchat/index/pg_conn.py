@@ -17,10 +17,10 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from functools import wraps
 from typing import Any
 
 from ragchat.errors import ConfigError, VectorStoreUnavailable
+from ragchat.index.unavailable import guard
 from ragchat.settings import Settings
 from ragchat.types import Exclude
 
@@ -195,23 +195,16 @@ def release(settings: Settings) -> None:
         found.close()
 
 
-def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Lost connections and an unreachable server become ``VectorStoreUnavailable`` (503)."""
+def _unreachable(exc: Exception) -> str | None:
+    """Lost connections and an unreachable server (``guarded``)."""
+    if psycopg is not None and isinstance(exc, psycopg.OperationalError):
+        return f"PostgreSQL request failed: {exc}"
+    if type(exc).__name__ == "PoolTimeout":
+        return f"no PostgreSQL connection free: {exc}"
+    return None
 
-    @wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except VectorStoreUnavailable:
-            raise
-        except Exception as exc:
-            if psycopg is not None and isinstance(exc, psycopg.OperationalError):
-                raise VectorStoreUnavailable(f"PostgreSQL request failed: {exc}") from exc
-            if type(exc).__name__ == "PoolTimeout":
-                raise VectorStoreUnavailable(f"no PostgreSQL connection free: {exc}") from exc
-            raise
 
-    return call
+guarded = guard(_unreachable)  # a pgvector call: ``VectorStoreUnavailable`` (503) when out of reach
 
 
 # -- chunks and filters ------------------------------------------------------------------------

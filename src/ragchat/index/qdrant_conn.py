@@ -12,11 +12,12 @@ from __future__ import annotations
 import atexit
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import wraps
 from typing import Any
 
 from ragchat.errors import VectorStoreUnavailable
+from ragchat.index.unavailable import guard
 from ragchat.settings import Settings
 from ragchat.types import Chunk, Exclude, ExcludeResolved
 
@@ -111,24 +112,17 @@ def release(settings: Settings) -> None:
         client.close()
 
 
-def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Network and server errors become ``VectorStoreUnavailable`` (503 in the API)."""
+def _unreachable(exc: Exception) -> str | None:
+    """Network and server errors (``guarded``)."""
+    name = type(exc).__name__
+    if name in ("ResponseHandlingException", "UnexpectedResponse", "RpcError") or (
+        isinstance(exc, ConnectionError | TimeoutError)
+    ):
+        return f"Qdrant request failed: {exc}"
+    return None
 
-    @wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except VectorStoreUnavailable:
-            raise
-        except Exception as exc:
-            name = type(exc).__name__
-            if name in ("ResponseHandlingException", "UnexpectedResponse", "RpcError") or (
-                isinstance(exc, ConnectionError | TimeoutError)
-            ):
-                raise VectorStoreUnavailable(f"Qdrant request failed: {exc}") from exc
-            raise
 
-    return call
+guarded = guard(_unreachable)  # a Qdrant call: ``VectorStoreUnavailable`` (503) when out of reach
 
 
 # -- payloads ---------------------------------------------------------------------------------
