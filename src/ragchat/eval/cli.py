@@ -15,6 +15,7 @@ from ragchat.cli_common import DataDir, KbName, command_scope, console, progress
 from ragchat.errors import ConfigError
 from ragchat.eval.calibrate import calibrate, load_ood, print_calibration, write_calibration
 from ragchat.eval.cli_documents import documents
+from ragchat.eval.cli_corpus import corpus
 from ragchat.eval.cli_generation import answers, conversations, synth
 from ragchat.eval.cli_options import (
     ConfigFileOpt,
@@ -217,4 +218,5 @@ def example(
 eval_app.command("answers")(answers)
 eval_app.command("conversations")(conversations)
 eval_app.command("documents")(documents)
+eval_app.command("corpus")(corpus)
 eval_app.command("synth")(synth)

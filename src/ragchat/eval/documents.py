@@ -11,9 +11,11 @@ Question file (JSONL, one record a line)::
      "answerable": false, "near": "amoxicillin-leaflet.md"}
 
 ``facts`` lists key facts, each a list of accepted variants (one variant suffices); ``place``
-names the file and one of ``heading`` (a heading path), ``page`` or ``start``/``end``
-(``HH:MM:SS.mmm`` of the cues that hold the answer); a file alone (plain text) is matched by
-file. Conversation file: ``{"id", "turns": [{"message", "facts"?, "where"?, "place"?}]}``; a
+names the file and one of ``heading`` (a heading path), ``page``, ``slide``, ``row`` (a
+spreadsheet's row number, with ``sheet`` for a workbook) or ``start``/``end`` (``HH:MM:SS.mmm``
+of the cues that hold the answer); a file alone (plain text) is matched by file. Any other
+string field of a record (``kind``, ``format``, ``style``, ``group``…) is kept as a tag the
+summary is split by. Conversation file: ``{"id", "turns": [{"message", "facts"?, "where"?, "place"?}]}``; a
 turn with ``facts`` is judged like a question.
 
 Per reply:
@@ -60,6 +62,9 @@ class Place:
     page: int | None = None
     start: float | None = None  # seconds
     end: float | None = None
+    slide: int | None = None
+    sheet: str | None = None
+    row: int | None = None  # a spreadsheet's row number
 
 
 @dataclass(frozen=True)
@@ -77,12 +82,28 @@ class DocQuestion:
     question: str
     gold: Judged | None  # None: the documents do not answer it
     near: str = ""
+    tags: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class DocConversation:
     cid: str
     turns: tuple[tuple[str, Judged | None], ...]
+    tags: tuple[tuple[str, str], ...] = ()
+    unanswerable: frozenset[int] = frozenset()  # 1-based turns the documents do not answer
+
+
+# Record fields that are not tags to split the summary by.
+_NOT_TAGS = frozenset(
+    {"id", "question", "answerable", "facts", "where", "place", "near", "turns", "evidence",
+     "why", "message", "file"}
+)
+
+
+def _tags(rec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (k, str(v)) for k, v in sorted(rec.items()) if k not in _NOT_TAGS and isinstance(v, str)
+    )
 
 
 # -- loading --------------------------------------------------------------------------------
@@ -106,6 +127,9 @@ def _place(rec: Any, where: str) -> Place | None:
             page=int(rec["page"]) if rec.get("page") is not None else None,
             start=seconds(str(rec["start"])) if rec.get("start") else None,
             end=seconds(str(rec["end"])) if rec.get("end") else None,
+            slide=int(rec["slide"]) if rec.get("slide") is not None else None,
+            sheet=str(rec["sheet"]) if rec.get("sheet") else None,
+            row=int(rec["row"]) if rec.get("row") is not None else None,
         )
     except (TypeError, ValueError) as exc:
         raise EvalDataError(f"{where}: bad place: {exc}") from exc
@@ -151,7 +175,8 @@ def load_questions(path: Path) -> list[DocQuestion]:
         answerable = rec.get("answerable", True)
         gold = _judged(rec, where) if answerable else None
         qid = str(rec.get("id") or where.rsplit(":", 1)[1])
-        out.append(DocQuestion(qid, str(rec["question"]), gold, str(rec.get("near") or "")))
+        near = str(rec.get("near") or "")
+        out.append(DocQuestion(qid, str(rec["question"]), gold, near, _tags(rec)))
     return out
 
 
@@ -162,12 +187,16 @@ def load_doc_conversations(path: Path) -> list[DocConversation]:
         if not isinstance(turns, list) or not turns:
             raise EvalDataError(f'{where}: expected a non-empty "turns" list')
         parsed: list[tuple[str, Judged | None]] = []
+        refuse: set[int] = set()
         for i, turn in enumerate(turns, start=1):
             if not isinstance(turn, dict) or not str(turn.get("message") or "").strip():
                 raise EvalDataError(f'{where} turn {i}: a turn needs a "message"')
             judged = _judged(turn, f"{where} turn {i}") if "facts" in turn else None
             parsed.append((str(turn["message"]), judged))
-        out.append(DocConversation(str(rec.get("id") or where.rsplit(":", 1)[1]), tuple(parsed)))
+            if turn.get("answerable") is False:
+                refuse.add(i)
+        cid = str(rec.get("id") or where.rsplit(":", 1)[1])
+        out.append(DocConversation(cid, tuple(parsed), _tags(rec), frozenset(refuse)))
     return out
 
 
@@ -198,6 +227,12 @@ def cites_place(citation: Citation, place: Place) -> bool:
         return False
     if place.page is not None:
         return citation.page == place.page
+    if place.slide is not None:
+        return citation.slide == place.slide
+    if place.row is not None:
+        if place.sheet is not None and citation.sheet != place.sheet:
+            return False
+        return citation.rows is not None and citation.rows[0] <= place.row <= citation.rows[1]
     if place.start is not None and place.end is not None:
         if not citation.start_ts or not citation.end_ts:
             return False
@@ -226,6 +261,8 @@ class Reply:
     latency_ms: float
     locations: list[str] = field(default_factory=list)
     search_query: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
+    safety: str = ""  # the safety category of a blocked message, "" when it was answered
 
     @property
     def all_facts(self) -> bool:
@@ -239,6 +276,7 @@ def judge(
     gold: Judged | None,
     result: TurnResult,
     latency_ms: float,
+    tags: Sequence[tuple[str, str]] = (),
 ) -> Reply:
     refused = bool(result.no_answer)
     found = 0 if gold is None or refused else facts_found(result.reply, gold.facts)
@@ -260,6 +298,8 @@ def judge(
         latency_ms=round(latency_ms, 3),
         locations=[f"{Path(c.source).name}: {c.location}" for c in result.citations],
         search_query=md.search_query or (md.retrieval.query if md.retrieval else "") or "",
+        tags=dict(tags),
+        safety=(md.safety.category or "blocked") if md.safety.blocked else "",
     )
 
 
@@ -297,7 +337,7 @@ async def ask_all(
     for q in questions:
         result, ms = await ask(f"eval-{q.qid}", q.question, [])
         kind = "answerable" if q.gold is not None else "unanswerable"
-        out.append(judge(q.qid, q.question, kind, q.gold, result, ms))
+        out.append(judge(q.qid, q.question, kind, q.gold, result, ms, q.tags))
         done += 1
         if progress is not None:
             progress("questions", done, total)
@@ -306,7 +346,10 @@ async def ask_all(
         for number, (message, gold) in enumerate(conv.turns, start=1):
             result, ms = await ask(f"eval-{conv.cid}", message, history)
             kind = "first turn" if number == 1 else "follow-up"
-            out.append(judge(f"{conv.cid}#{number}", message, kind, gold, result, ms))
+            if number in conv.unanswerable:
+                kind = "unanswerable turn"
+            tags = conv.tags
+            out.append(judge(f"{conv.cid}#{number}", message, kind, gold, result, ms, tags))
             history += [
                 HistoryMessage(role="user", content=message),
                 HistoryMessage(role="assistant", content=result.reply),
@@ -340,6 +383,7 @@ def summarise_replies(replies: Sequence[Reply]) -> dict[str, Any]:
     the conversation turns split by first turn and follow-up."""
     answerable = [r for r in replies if r.kind == "answerable"]
     unanswerable = [r for r in replies if r.kind == "unanswerable"]
+    refuse_turns = [r for r in replies if r.kind == "unanswerable turn"]
     follow = [r for r in replies if r.kind == "follow-up" and r.facts]
     out: dict[str, Any] = {
         "answerable": _answer_rates(answerable),
@@ -357,5 +401,27 @@ def summarise_replies(replies: Sequence[Reply]) -> dict[str, Any]:
             k: _answer_rates([r for r in replies if r.kind == k])
             for k in ("first turn", "follow-up")
         },
+        "safety_replies": sum(bool(r.safety) for r in replies),
+        "safety_replies_by_kind": {
+            k: sum(bool(r.safety) for r in replies if r.kind == k)
+            for k in sorted({r.kind for r in replies})
+        },
     }
+    if refuse_turns:
+        out["unanswerable_turns"] = {
+            "n": len(refuse_turns),
+            "refused": _rate([r.refused for r in refuse_turns]),
+        }
+    for tag in sorted({t for r in replies for t in r.tags}):
+        values = sorted({r.tags[tag] for r in replies if tag in r.tags})
+        out.setdefault("by_tag", {})[tag] = {
+            v: {
+                **_answer_rates([r for r in answerable if r.tags.get(tag) == v]),
+                "unanswerable_refused": _rate(
+                    [r.refused for r in unanswerable if r.tags.get(tag) == v]
+                ),
+                "follow_up_key_facts": _rate([r.all_facts for r in follow if r.tags.get(tag) == v]),
+            }
+            for v in values
+        }
     return out

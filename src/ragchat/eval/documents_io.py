@@ -90,7 +90,7 @@ def print_documents(run: DocumentsRun, console: Console) -> None:
 
 CSV_FIELDS = (
     "qid", "kind", "where", "refused", "facts", "found", "right_place", "latency_ms",
-    "question", "search_query", "reply", "locations",
+    "question", "search_query", "reply", "locations", "safety", "tags",
 )  # fmt: skip
 
 
@@ -103,6 +103,7 @@ def write_documents(run: DocumentsRun, out_dir: Path) -> dict[str, Path]:
         for r in run.replies:
             row = {k: getattr(r, k) for k in CSV_FIELDS}
             row["locations"] = " | ".join(r.locations)
+            row["tags"] = json.dumps(r.tags, sort_keys=True) if r.tags else ""
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
     paths["json"].write_text(json.dumps(run.to_json(), indent=2) + "\n", encoding="utf-8")
     return paths
