@@ -26,6 +26,14 @@ if TYPE_CHECKING:
 FloatArray = npt.NDArray[np.float32]
 
 EXEMPLARS_PATH = Path(__file__).parent / "data" / "exemplars.yaml"
+# Ordinary messages people send about their own documents that the heads took for something
+# alarming: mined from the user-documents corpus's train split (benchmarks/safety_ordinary.py)
+# and fitted as safe examples with the default exemplars.
+ORDINARY_PATH = Path(__file__).parent / "data" / "ordinary.yaml"
+# Together the ordinary examples weigh this share of the hand-written safe exemplars in the
+# head's fit: enough to move the boundary off everyday document questions, not so much that
+# the safe class's prior swamps the categories' few exemplars.
+ORDINARY_WEIGHT = 0.25
 
 # How similar a sentence must be to an everyday look-alike before that can outweigh a
 # category's exemplars (``MessageScores.ordinary``). Swept on the dev sets only
@@ -48,6 +56,11 @@ class Exemplars:
     # Everyday look-alikes: not fitted into the head; a sentence closer to one of them than to
     # a category's exemplars is no embedding evidence for that category (``linear_fires``).
     everyday: tuple[str, ...] = ()
+    # Ordinary messages about people's own documents (``ORDINARY_PATH``): safe examples of the
+    # category head; ``ordinary_doses`` those of the overdose-intent head (a smaller set: its
+    # few intent exemplars would drown in all of them).
+    ordinary: tuple[str, ...] = ()
+    ordinary_doses: tuple[str, ...] = ()
 
 
 def load_exemplars(path: Path | None = None) -> Exemplars:
@@ -69,7 +82,16 @@ def load_exemplars(path: Path | None = None) -> Exemplars:
     everyday = data.get("everyday") or []
     if not isinstance(everyday, list):
         raise ValueError(f"{source}: 'everyday' must be a list of texts")
-    return Exemplars(categories, tuple(str(t) for t in safe), tuple(str(t) for t in everyday))
+    ordinary: dict[str, Any] = {}
+    if path is None and ORDINARY_PATH.exists():
+        ordinary = yaml.safe_load(ORDINARY_PATH.read_text(encoding="utf-8")) or {}
+    return Exemplars(
+        categories,
+        tuple(str(t) for t in safe),
+        tuple(str(t) for t in everyday),
+        tuple(str(t) for t in ordinary.get("safe") or ()),
+        tuple(str(t) for t in ordinary.get("doses") or ()),
+    )
 
 
 @dataclass(frozen=True)
@@ -163,7 +185,12 @@ def _softmax(z: FloatArray) -> FloatArray:
 
 
 def _fit_softmax(
-    x: FloatArray, y: npt.NDArray[np.int64], n_classes: int, *, l2: float = 1e-3
+    x: FloatArray,
+    y: npt.NDArray[np.int64],
+    n_classes: int,
+    *,
+    l2: float = 1e-3,
+    weights: npt.NDArray[np.float64] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Multinomial logistic regression (L2-regularised cross-entropy) fitted with L-BFGS:
     deterministic, ~40 iterations and well under a second for a few hundred exemplars."""
@@ -172,6 +199,8 @@ def _fit_softmax(
     data = x.astype(np.float64)
     dim = data.shape[1]
     onehot = np.eye(n_classes)[y]
+    w_row = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    w_row = w_row / w_row.mean()
 
     def loss(theta: npt.NDArray[np.float64]) -> tuple[float, npt.NDArray[np.float64]]:
         w = theta[: dim * n_classes].reshape(dim, n_classes)
@@ -179,8 +208,9 @@ def _fit_softmax(
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
-        value = -np.log(p[np.arange(len(y)), y] + 1e-12).mean() + 0.5 * l2 * float((w * w).sum())
-        grad = (p - onehot) / len(y)
+        nll = -np.log(p[np.arange(len(y)), y] + 1e-12)
+        value = float((w_row * nll).mean()) + 0.5 * l2 * float((w * w).sum())
+        grad = (p - onehot) * w_row[:, None] / len(y)
         return value, np.concatenate([(data.T @ grad + l2 * w).ravel(), grad.sum(axis=0)])
 
     start = np.zeros(dim * n_classes + n_classes)

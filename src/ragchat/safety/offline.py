@@ -33,6 +33,7 @@ from ragchat.index.base import Embedder
 from ragchat.safety.base import DEFAULT_BLOCKED, SafetyVerdict, most_severe, validate_categories
 from ragchat.safety.evidence import (
     EXEMPLARS_PATH,
+    ORDINARY_WEIGHT,
     Exemplars,
     FloatArray,
     MessageScores,
@@ -139,7 +140,8 @@ class OfflineSafetyClassifier:
         self._keys = tuple(exemplars.categories)
         texts = [t for key in self._keys for t in exemplars.categories[key]]
         owners = [key for key in self._keys for _ in exemplars.categories[key]]
-        matrix = _embed_exemplars(embedder, (*texts, *exemplars.safe))
+        safe = (*exemplars.safe, *exemplars.ordinary)
+        matrix = _embed_exemplars(embedder, (*texts, *safe))
         self._matrix = matrix[: len(texts)]
         self._safe = matrix[len(texts) :]
         self._everyday = (
@@ -148,12 +150,16 @@ class OfflineSafetyClassifier:
         self._rows = {k: np.array([i for i, o in enumerate(owners) if o == k]) for k in self._keys}
         # Linear head classes: the categories in order, then "safe".
         labels = np.array(
-            [self._keys.index(o) for o in owners] + [len(self._keys)] * len(exemplars.safe),
+            [self._keys.index(o) for o in owners] + [len(self._keys)] * len(safe),
             dtype=np.int64,
         )
         self._head: tuple[FloatArray, FloatArray] | None = None
         if scoring == "linear":
-            self._head = _fit_softmax(matrix, labels, len(self._keys) + 1)
+            weights = np.ones(len(labels))
+            if exemplars.ordinary:
+                share = ORDINARY_WEIGHT * len(exemplars.safe) / len(exemplars.ordinary)
+                weights[len(texts) + len(exemplars.safe) :] = min(1.0, share)
+            self._head = _fit_softmax(matrix, labels, len(self._keys) + 1, weights=weights)
         if overdose is True:
             overdose = OverdoseIntent(embedder, exemplars=exemplars)
         self.overdose: OverdoseIntent | None = overdose or None

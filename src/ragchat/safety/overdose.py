@@ -52,6 +52,12 @@ DEFAULT_THRESHOLD = 0.40
 DEFAULT_CONTEXT_THRESHOLD = 0.60
 # ... and the message not plainly benign ("... for a tension headache?" scores ~0.05).
 DEFAULT_FLOOR = 0.15
+# A message more similar (cosine, masked) to an ordinary medicine question from people's own
+# documents (``Exemplars.ordinary_doses``: the corpus's train split) than to any intent
+# exemplar by this margin is read as ordinary: on the corpus's val split it cleared 4 of 5
+# false alarms with crisis detection on tests/safety/overdose.dev.yaml and .test.yaml
+# unchanged (docs/benchmarks.md). Fitting those questions into the head instead cost dev recall.
+ORDINARY_MARGIN = 0.05
 # How many earlier user turns are read.
 CONTEXT_TURNS = 3
 MASK = "pills"
@@ -202,6 +208,9 @@ class OverdoseEvidence:
     clause: float = 0.0
     with_context: float = 0.0
     context: float = 0.0
+    # How much nearer the message is to an ordinary medicine question than to any intent
+    # exemplar (cosine difference; -1 when there are no ordinary questions to compare with).
+    ordinary: float = -1.0
 
     def decide(
         self, threshold: float, context_threshold: float, floor: float
@@ -209,13 +218,14 @@ class OverdoseEvidence:
         """``(probability, which reading fired)`` or ``None``."""
         if self.medication is None:
             return None
-        if self.message >= threshold:
+        alone_ordinary = self.ordinary > ORDINARY_MARGIN
+        if self.message >= threshold and not alone_ordinary:
             return self.message, "message"
         if self.with_context >= threshold:
             return self.with_context, "message with an earlier turn"
         if self.message < floor:
             return None
-        if self.clause >= threshold:
+        if self.clause >= threshold and not alone_ordinary:
             return self.clause, "clause"
         if self.context >= context_threshold:
             return self.context, "earlier turn"
@@ -251,6 +261,16 @@ class OverdoseIntent:
         matrix = _embed_exemplars(embedder, texts)
         labels = np.array([1] * len(positive) + [0] * len(negative), dtype=np.int64)
         self._w, self._b = _fit_softmax(matrix, labels, 2, l2=l2)
+        # Ordinary medicine questions from people's own documents veto the message's own
+        # reading when it is nearer one of them than any intent exemplar (see ORDINARY_MARGIN).
+        self._intent = matrix[: len(self.data.intent)]
+        self._ordinary = (
+            _embed_exemplars(
+                embedder, tuple(self.lexicon.mask(t) for t in exemplars.ordinary_doses)
+            )
+            if exemplars.ordinary_doses
+            else None
+        )
         self._cache: OrderedDict[str, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -303,13 +323,25 @@ class OverdoseIntent:
             plans.append((medication, segments))
         flat = [text for _, segments in plans for _, text in segments]
         probs = iter(self.probabilities(flat))
+        nearer = iter(self._nearer_ordinary([m for m, (med, _) in zip(messages, plans,
+                                                                       strict=True) if med]))
         out: list[OverdoseEvidence] = []
         for medication, segments in plans:
             best = {"message": 0.0, "clause": 0.0, "with_context": 0.0, "context": 0.0}
             for kind, _ in segments:
                 best[kind] = max(best[kind], next(probs))
-            out.append(OverdoseEvidence(medication, **best))
+            ordinary = next(nearer) if medication is not None else -1.0
+            out.append(OverdoseEvidence(medication, **best, ordinary=ordinary))
         return out
+
+    def _nearer_ordinary(self, messages: Sequence[str]) -> list[float]:
+        """``OverdoseEvidence.ordinary`` of each message."""
+        if self._ordinary is None or not messages:
+            return [-1.0] * len(messages)
+        vectors = self._embed([self.lexicon.mask(m) for m in messages])
+        ordinary = (vectors @ self._ordinary.T).max(axis=1)
+        intent = (vectors @ self._intent.T).max(axis=1)
+        return [float(o - i) for o, i in zip(ordinary, intent, strict=True)]
 
     def decide(self, evidence: OverdoseEvidence) -> tuple[float, str] | None:
         return evidence.decide(self.threshold, self.context_threshold, self.floor)
