@@ -226,6 +226,10 @@ class AgentSettings(BaseModel):
     # Characters of each retrieved passage put in an answer prompt.
     passage_chars: int = Field(default=1500, ge=100)
     title_words: int = Field(default=6, ge=1)
+    # How the offline answerer chooses what to quote and when to refuse: "trained" (the
+    # packaged scorer and refusal model, ragchat.reader) or "rules" (the hand-written scores
+    # and checks of agents/heuristics/compose.py that came before it).
+    reader: Literal["trained", "rules"] = "trained"
     rag: RagTuning = RagTuning()
     corrective: CorrectiveTuning = CorrectiveTuning()
     companion: CompanionTuning = CompanionTuning()

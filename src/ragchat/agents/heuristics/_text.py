@@ -107,11 +107,19 @@ def _plain_heading(line: str, nxt: str | None, prev: str | None) -> bool:
     )
 
 
-def segment(text: str) -> list[Piece]:
+def segment(text: str, headings: frozenset[str] | None = None) -> list[Piece]:
     """Readable sentences of a chunk: headings become the ``heading`` of what follows, bullets
     and emphasis are stripped, a line ending in ":" followed by bullets becomes one sentence
     ("used for: a, b, c.") or, for long lower-case items, one sentence per item ("The risk is
-    higher if you take ..."), and a fragment cut off at either end of the chunk is dropped."""
+    higher if you take ..."), and a fragment cut off at either end of the chunk is dropped.
+
+    ``headings`` marks text whose lines are paragraphs (a slide's bullets, Word or web
+    paragraphs, table rows) rather than hard-wrapped lines (PDF, OCR, plain text): lines are
+    then never joined, and only a Markdown heading or one of ``headings`` (the loader's own,
+    from the section's metadata) is a heading, so a short bullet without a full stop ("Null
+    hypothesis H0: the 'no effect' claim") stays a sentence of its own."""
+    if headings is not None:
+        return _paragraph_pieces(text, headings)
     lines = _logical_lines(text)
     out: list[Piece] = []
     heading = ""
@@ -164,6 +172,42 @@ def segment(text: str) -> list[Piece]:
             if last and not bullet and not _TERMINAL.search(piece) and out:
                 continue  # the chunk was cut mid-sentence
             if bullet and not _TERMINAL.search(piece):
+                piece += "."
+            out.append(Piece(piece, heading))
+    return out
+
+
+def _paragraph_pieces(text: str, headings: frozenset[str]) -> list[Piece]:
+    """``segment`` for text whose lines are paragraphs (see there)."""
+    known = {" ".join(h.split()).casefold() for h in headings if h.strip()}
+    lines = [line.rstrip() for line in text.replace("\r", "").split("\n") if line.strip()]
+    out: list[Piece] = []
+    heading = ""
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        i += 1
+        if set(raw.strip()) <= set("-=*_|# "):
+            continue
+        plain = strip_inline(_HEADING.sub("", raw))
+        if is_heading(raw) or " ".join(plain.split()).casefold() in known:
+            heading = plain
+            continue
+        pieces = sentence_pieces(strip_inline(_BULLET.sub("", raw)))
+        if pieces and pieces[-1].endswith(":") and nxt is not None and _BULLET.match(nxt):
+            intro = pieces.pop()
+            if pieces and len(intro.split()) <= 5:
+                intro = f"{pieces.pop()} {intro}"
+            items: list[str] = []
+            while i < len(lines) and _BULLET.match(lines[i]):
+                items.append(strip_inline(_BULLET.sub("", lines[i])).rstrip(".;,"))
+                i += 1
+            out.extend(Piece(p, heading) for p in pieces)
+            out.extend(Piece(p, heading) for p in _list_sentences(intro, items))
+            continue
+        for piece in pieces:
+            if not _TERMINAL.search(piece):
                 piece += "."
             out.append(Piece(piece, heading))
     return out

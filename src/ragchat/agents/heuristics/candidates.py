@@ -9,6 +9,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ragchat.agents.heuristics._text import segment, strip_inline, strip_speaker, words
 from ragchat.index.base import Embedder
@@ -17,6 +18,10 @@ from ragchat.retrieve.sections import label_aspects
 from ragchat.types import Hit
 
 MIN_WORDS = 5
+# Formats whose lines are paragraphs (bullets, Word and web paragraphs, rows), not hard wraps.
+PARAGRAPH_SUFFIXES = frozenset(
+    {".docx", ".pptx", ".html", ".htm", ".xhtml", ".epub", ".xlsx", ".xlsm", ".csv", ".tsv"}
+)
 MAX_CANDIDATES = 240
 MAX_PER_HIT = 60
 # A short sentence that states something ("Alcohol is not reimbursed.", "Receipts are
@@ -141,7 +146,12 @@ def candidates(
         # what follows it ("I have asked Mrs Okafor … to lead it"): their label, not a quote.
         lead_in, since_lead_in = "", LEAD_IN_REACH + 1
         antecedent = ""  # names of the last sentence not opening with "she"/"they": whom they mean
-        for order, piece in enumerate(segment(hit.context or hit.chunk.text or "")):
+        paragraphs = None
+        if Path(hit.chunk.source.split("#", 1)[0]).suffix.lower() in PARAGRAPH_SUFFIXES:
+            paragraphs = frozenset(
+                [*headings, str(md.get("slide_title") or ""), str(md.get("chapter_title") or "")]
+            )
+        for order, piece in enumerate(segment(hit.context or hit.chunk.text or "", paragraphs)):
             first_under, last_heading = piece.heading != last_heading, piece.heading
             if piece.is_question:
                 question, since_question = piece.text, 0

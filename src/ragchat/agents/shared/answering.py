@@ -25,6 +25,8 @@ from ragchat.agents.wiring import AgentWiring
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
+from ragchat.reader.compose import answer as read_answer
+from ragchat.reader.model import shipped
 from ragchat.safety.delimit import DOCUMENTS_INSTRUCTION, neutralise
 from ragchat.safety.passages import screen_passage
 from ragchat.types import Citation, HistoryMessage, Hit, RetrievalResult, citation_from_hit
@@ -238,14 +240,20 @@ class ModelComposer:
 
 
 class ExtractiveComposer:
-    """The heuristic: the passages' best sentences, quoted and cited (``compose_answer``)."""
+    """The heuristic: the passages' best sentences, quoted and cited — chosen by the trained
+    reader (``ragchat.reader``), or by the hand-written rules (``compose_answer``)."""
 
-    def __init__(self, embedder: Embedder, agent: AgentConfig, stream: Streamer) -> None:
+    def __init__(
+        self, embedder: Embedder, agent: AgentConfig, stream: Streamer, *, trained: bool = True
+    ) -> None:
         self.embedder = embedder
         self.agent = agent
         self.stream = stream
+        self.model = shipped() if trained else None
 
     async def run(self, request: AnswerRequest) -> Answer:
+        if self.model is not None:
+            return await asyncio.to_thread(self._read, request)
         composed = await asyncio.to_thread(  # CPU work (sentence embeddings): see ``search``
             compose_answer,
             request.query,
@@ -259,11 +267,30 @@ class ExtractiveComposer:
         self.stream.whole(composed.text)
         return Answer(composed.text, list(composed.citations), composed.no_answer)
 
+    def _read(self, request: AnswerRequest) -> Answer:
+        assert self.model is not None
+        previous = next((m.content for m in reversed(request.history) if m.role == "user"), "")
+        out = read_answer(
+            request.query,
+            list(request.hits),
+            self.embedder,
+            self.model,
+            message=request.question,
+            previous=previous,
+            no_answer_message=self.agent.no_answer_message,
+            disclaimer=self.agent.disclaimer,
+            require_answerable=not request.selected_text,
+        )
+        self.stream.whole(out.text)
+        return Answer(out.text, list(out.citations), out.no_answer)
+
 
 def composer(wiring: AgentWiring, agent: AgentConfig, system: str) -> Composer:
     return choose(
         wiring.label(agent, "answer"),
         wiring.chat_model,
         lambda model: ModelComposer(model, agent, system, wiring),
-        ExtractiveComposer(wiring.embedder, agent, wiring.stream),
+        ExtractiveComposer(
+            wiring.embedder, agent, wiring.stream, trained=wiring.tuning.reader == "trained"
+        ),
     )

@@ -1,0 +1,163 @@
+"""The offline answer from a reading: refuse when the passages do not answer (one calibrated
+probability under the threshold chosen on val), else quote the lead candidate and those the
+model rates near it, in document order, cited — a transcript citation narrowed to the
+captions quoted, a table citation to the rows quoted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragchat.agents.heuristics.quotes import narrow_citation
+from ragchat.index.base import Embedder
+from ragchat.reader.model import Choices, ReaderModel
+from ragchat.reader.question import analyse
+from ragchat.reader.read import Reading, prepare, read
+from ragchat.types import Citation, Hit, citation_from_hit
+
+DUP_COSINE = 0.9
+# Openers that lean on a sentence the answer does not quote ("So a toddler might …").
+_CONNECTIVE = re.compile(
+    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway)\b,?\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Reply:
+    text: str
+    citations: list[Citation] = field(default_factory=list)
+    sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation n)
+    no_answer: bool = False
+    refusal: str = ""  # why it refused: which decision fired, with its figures
+    p_answerable: float | None = None
+
+
+def closest(hit: Hit) -> str:
+    """The closest section, as a refusal names it: "Leaflet (Pregnancy)", "Manual (page 4)",
+    "Timetable (slide 3)", or the title alone."""
+    md = hit.chunk.metadata
+    title = str(md.get("doc_title") or md.get("title") or "").strip()
+    path = [str(h) for h in md.get("heading_path") or ()]
+    where = path[-1] if path and path[-1] != title else ""
+    if not where:
+        for key, label in (("page", "page"), ("slide", "slide"), ("sheet", "sheet")):
+            if key in md:
+                where = f"{label} {md[key]}"
+                break
+    if title:
+        return f"{title} ({where})" if where else title
+    return path[-1] if path else " ".join(hit.chunk.text.split()[:8])
+
+
+def refusal(message: str, hits: Sequence[Hit], reason: str, p: float | None = None) -> Reply:
+    text = message
+    if hits:
+        text += f" The closest thing I found was about {closest(hits[0])}, which doesn't answer this."
+    return Reply(text=text, no_answer=True, refusal=reason, p_answerable=p)
+
+
+def _with_marker(sentence: str, n: int) -> str:
+    stripped = sentence.rstrip()
+    if stripped and stripped[-1] in ".!":
+        return f"{stripped[:-1]} [{n}]{stripped[-1]}"
+    return f"{stripped} [{n}]"
+
+
+def _clean(sentence: str, *, lead: bool) -> str:
+    m = _CONNECTIVE.match(sentence)
+    if m is None or not lead:
+        return sentence
+    rest = sentence[m.end() :]
+    return rest[:1].upper() + rest[1:] if rest else sentence
+
+
+def choose(reading: Reading, choices: Choices) -> list[int]:
+    """The lead, then the candidates the model rates at least ``relative`` × the lead's and
+    ``floor``, from the lead's document, not repeating a chosen one; best first."""
+    probs = reading.probs
+    prepared = reading.prepared
+    if reading.lead < 0:
+        return []
+    lead = reading.lead
+    lead_doc = _doc(prepared.hits[prepared.cands[lead].hit_rank])
+    keep = [lead]
+    floor = max(choices.floor, choices.relative * float(probs[lead]))
+    vectors = prepared.vectors
+    for i in np.argsort(-probs, kind="stable")[1:]:
+        i = int(i)
+        if len(keep) >= choices.max_sentences or probs[i] < floor:
+            break
+        if _doc(prepared.hits[prepared.cands[i].hit_rank]) != lead_doc:
+            continue
+        if vectors is not None and any(float(vectors[i] @ vectors[j]) > DUP_COSINE for j in keep):
+            continue
+        keep.append(i)
+    return keep
+
+
+def _doc(hit: Hit) -> str:
+    return hit.chunk.doc_id or hit.chunk.source or hit.chunk.chunk_id
+
+
+def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Reply:
+    """The chosen candidates quoted in document order and cited ([n] in order of first use)."""
+    prepared = reading.prepared
+    cands, hits = prepared.cands, prepared.hits
+
+    def place(i: int) -> tuple[int, int, int]:
+        c = cands[i]
+        return (hits[c.hit_rank].chunk.position, c.hit_rank, c.order)
+
+    numbers: dict[int, int] = {}
+    citations: list[Citation] = []
+    sentences: list[tuple[str, int]] = []
+    quoted: dict[int, list[str]] = {}
+    for i in sorted(chosen, key=place):
+        rank = cands[i].hit_rank
+        if rank not in numbers:
+            numbers[rank] = len(numbers) + 1
+            citations.append(citation_from_hit(hits[rank], numbers[rank]))
+        sentences.append((_clean(prepared.plain[i], lead=not sentences), numbers[rank]))
+        quoted.setdefault(rank, []).append(prepared.plain[i])
+    citations = [
+        narrow_citation(c, hits[rank], quoted[rank])
+        for c, rank in zip(citations, numbers, strict=True)
+    ]
+    text = " ".join(_with_marker(s, n) for s, n in sentences)
+    if disclaimer.strip():
+        text += "\n\n" + disclaimer.strip()
+    return Reply(text, citations, sentences, False, "", reading.answerable)
+
+
+def answer(
+    query: str,
+    hits: Sequence[Hit],
+    embedder: Embedder,
+    model: ReaderModel,
+    *,
+    message: str | None = None,
+    previous: str = "",
+    no_answer_message: str,
+    disclaimer: str = "",
+    require_answerable: bool = True,
+    query_vector: np.ndarray | None = None,
+) -> Reply:
+    """The offline reply to ``query`` from ``hits``. ``require_answerable`` False quotes the
+    best candidates whatever the refusal model says (the caller chose the passage)."""
+    if not hits:
+        return refusal(no_answer_message, hits, "no passages")
+    question = analyse(query, message, previous)
+    qv = query_vector if query_vector is not None else embedder.embed_query(query)
+    reading = read(prepare(question, hits, embedder, query_vector=np.asarray(qv)), model, embedder)
+    choices = model.card.choices
+    if require_answerable and reading.answerable < choices.threshold:
+        reason = f"reader: P(answerable) {reading.answerable:.2f} < {choices.threshold:.2f}"
+        return refusal(no_answer_message, hits, reason, reading.answerable)
+    chosen = choose(reading, choices)
+    if not chosen:
+        return refusal(no_answer_message, hits, "reader: nothing quotable", reading.answerable)
+    return reply(reading, chosen, disclaimer)

@@ -1,0 +1,242 @@
+"""``ragchat reader train``: rebuilds the shipped reader from the corpus, seeded.
+
+1. Examples of the train and val splits (``dataset.build``).
+2. The candidate scorer: LightGBM on every candidate of the train split's judged questions
+   and turns (positive: the writer's evidence; unanswerable questions' candidates all
+   negative).
+3. The refusal model: LightGBM over the question-level rows (``refusal_features``) of the
+   train split, built from out-of-fold candidate probabilities (one fold per group of
+   documents), so it learns from probabilities like those of documents the scorer never saw.
+4. Choices on val, never on train: the refusal threshold (the highest whose wrong refusals of
+   answerable questions stay within ``MAX_WRONG_REFUSALS``), and which candidates join the
+   lead (the setting with the most key facts per sentence quoted).
+5. Figures of train and val; the test split is not read here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragchat.eval.documents import facts_found
+from ragchat.reader.dataset import Example, build
+from ragchat.reader.model import Choices, ModelCard, ReaderModel
+from ragchat.reader.refusal import refusal_features
+from ragchat.reader.signals import LEAD_SIGNALS
+
+if TYPE_CHECKING:
+    from ragchat.index.base import Embedder
+    from ragchat.settings import Settings
+
+SEED = 34
+MAX_WRONG_REFUSALS = 0.05
+SCORER_PARAMS: dict[str, Any] = {
+    "objective": "binary", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 40,
+    "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
+    "verbose": -1, "num_threads": 2, "deterministic": True, "force_col_wise": True,
+}  # fmt: skip
+SCORER_ROUNDS = 300
+REFUSAL_PARAMS: dict[str, Any] = {
+    "objective": "binary", "learning_rate": 0.05, "num_leaves": 7, "min_data_in_leaf": 30,
+    "lambda_l2": 1.0, "verbose": -1, "num_threads": 2, "deterministic": True,
+    "force_col_wise": True,
+}  # fmt: skip
+REFUSAL_ROUNDS = 200
+Progress = Callable[[str], None]
+
+
+def facts_of(corpus_root: Path) -> dict[str, list[list[str]]]:
+    out: dict[str, list[list[str]]] = {}
+    for line in (corpus_root / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r.get("answerable", True) and r.get("facts"):
+            out[r["id"]] = r["facts"]
+    for line in (corpus_root / "conversations.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        for i, t in enumerate(r["turns"], 1):
+            if t.get("facts"):
+                out[f"{r['id']}#{i}"] = t["facts"]
+    return out
+
+
+def _rows(examples: Sequence[Example]) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = [], []
+    for e in examples:
+        if e.judged and len(e.texts):
+            xs.append(e.x)
+            ys.append(e.positives.astype(np.int32) if e.answerable else np.zeros(len(e.texts)))
+    return np.vstack(xs), np.concatenate(ys)
+
+
+def fit_scorer(examples: Sequence[Example], seed: int) -> Any:
+    import lightgbm as lgb
+
+    x, y = _rows(examples)
+    params = dict(SCORER_PARAMS, seed=seed)
+    return lgb.train(params, lgb.Dataset(x, y), num_boost_round=SCORER_ROUNDS)
+
+
+def question_row(e: Example, probs: np.ndarray) -> np.ndarray:
+    if len(probs) == 0:
+        return refusal_features(probs, e.x, e.passage, np.zeros(len(LEAD_SIGNALS), np.float32))
+    return refusal_features(probs, e.x, e.passage, e.lead[int(np.argmax(probs))])
+
+
+def out_of_fold(examples: Sequence[Example], seed: int) -> dict[str, np.ndarray]:
+    """Each example's candidate probabilities from a scorer trained without its group."""
+    out: dict[str, np.ndarray] = {}
+    for group in sorted({e.tags["group"] for e in examples}):
+        model = fit_scorer([e for e in examples if e.tags["group"] != group], seed)
+        for e in examples:
+            if e.tags["group"] == group:
+                out[e.qid] = model.predict(e.x) if len(e.texts) else np.zeros(0)
+    return out
+
+
+def fit_refusal(examples: Sequence[Example], probs: dict[str, np.ndarray], seed: int) -> Any:
+    import lightgbm as lgb
+
+    judged = [e for e in examples if e.judged]
+    rows = np.stack([question_row(e, probs[e.qid]) for e in judged])
+    labels = np.array([int(e.answerable) for e in judged])
+    params = dict(REFUSAL_PARAMS, seed=seed)
+    return lgb.train(params, lgb.Dataset(rows, labels), num_boost_round=REFUSAL_ROUNDS)
+
+
+def selected(probs: np.ndarray, choices: Choices) -> list[int]:
+    """The candidates quoted: the lead, then those at least ``relative`` × its probability
+    and ``floor``, best first, ``max_sentences`` in all."""
+    if len(probs) == 0:
+        return []
+    order = np.argsort(-probs, kind="stable")
+    lead = float(probs[order[0]])
+    keep = [int(order[0])]
+    for i in order[1:]:
+        if len(keep) >= choices.max_sentences:
+            break
+        if probs[i] >= max(choices.floor, choices.relative * lead):
+            keep.append(int(i))
+    return keep
+
+
+def simulate(
+    examples: Sequence[Example], probs: dict[str, np.ndarray], p_answer: dict[str, float],
+    facts: dict[str, list[list[str]]], choices: Choices,
+) -> dict[str, float]:
+    """What replies would hold under ``choices``: key facts of answerable questions, wrong
+    refusals, refusals of unanswerable ones, sentences per reply."""
+    ans = [e for e in examples if e.judged and e.answerable and e.qid in facts]
+    una = [e for e in examples if e.judged and not e.answerable]
+    got = wrong = sentences = 0
+    for e in ans:
+        if p_answer[e.qid] < choices.threshold:
+            wrong += 1
+            continue
+        keep = selected(probs[e.qid], choices)
+        sentences += len(keep)
+        text = " ".join(e.texts[i] for i in keep)
+        got += facts_found(text, facts[e.qid]) == len(facts[e.qid])
+    refused = sum(p_answer[e.qid] < choices.threshold for e in una)
+    answered = max(1, len(ans) - wrong)
+    return {
+        "key_facts": got / max(1, len(ans)),
+        "wrong_refusals": wrong / max(1, len(ans)),
+        "unanswerable_refused": refused / max(1, len(una)),
+        "sentences_per_reply": sentences / answered,
+    }
+
+
+def choose(
+    examples: Sequence[Example], probs: dict[str, np.ndarray], p_answer: dict[str, float],
+    facts: dict[str, list[list[str]]],
+) -> Choices:
+    """The refusal threshold, then the selection, both on ``examples`` (the val split)."""
+    answerable = sorted(p_answer[e.qid] for e in examples if e.judged and e.answerable)
+    # the highest threshold that refuses at most MAX_WRONG_REFUSALS of answerable questions
+    k = int(MAX_WRONG_REFUSALS * len(answerable))
+    threshold = float(answerable[k]) if answerable else 0.5
+    best: tuple[float, Choices] | None = None
+    for relative, floor, most in itertools.product(
+        (0.3, 0.5, 0.7, 0.9), (0.05, 0.1, 0.2, 0.3), (1, 2, 3, 4)
+    ):
+        c = Choices(threshold, relative, floor, most)
+        sim = simulate(examples, probs, p_answer, facts, c)
+        # key facts, less a little for each extra sentence a reader has to read
+        value = sim["key_facts"] - 0.02 * (sim["sentences_per_reply"] - 1)
+        if best is None or value > best[0]:
+            best = (value, c)
+    assert best is not None
+    return best[1]
+
+
+def figures(
+    examples: Sequence[Example], probs: dict[str, np.ndarray], p_answer: dict[str, float],
+    facts: dict[str, list[list[str]]], choices: Choices,
+) -> dict[str, float]:
+    from sklearn.metrics import roc_auc_score
+
+    judged = [e for e in examples if e.judged]
+    ans = [e for e in judged if e.answerable and len(e.texts) and e.positives.any()]
+    p_at_1 = sum(bool(e.positives[int(np.argmax(probs[e.qid]))]) for e in ans) / max(1, len(ans))
+    labels = [int(e.answerable) for e in judged]
+    auc = roc_auc_score(labels, [p_answer[e.qid] for e in judged]) if len(set(labels)) > 1 else 0
+    out = {"evidence_at_1": p_at_1, "refusal_auc": float(auc)}
+    out |= simulate(examples, probs, p_answer, facts, choices)
+    return {k: round(float(v), 4) for k, v in out.items()}
+
+
+def train(
+    settings: Settings, embedder: Embedder, corpus_root: Path, out_dir: Path, *,
+    cache: Path | None = None, seed: int = SEED, progress: Progress | None = None,
+) -> ModelCard:
+    from ragchat.eval.corpus import load_corpus
+
+    say = progress or (lambda _: None)
+    corpus = load_corpus(corpus_root)
+    start = time.perf_counter()
+    train_ex = build(settings, embedder, corpus, ["train"], cache=cache, progress=say)
+    val_ex = build(settings, embedder, corpus, ["val"], cache=cache, progress=say)
+    built = time.perf_counter()
+    say(f"examples: {len(train_ex)} train, {len(val_ex)} val ({built - start:.0f} s)")
+    facts = facts_of(corpus_root)
+    oof = out_of_fold(train_ex, seed)
+    refusal = fit_refusal(train_ex, oof, seed)
+    scorer = fit_scorer(train_ex, seed)
+    fitted = time.perf_counter()
+    say(f"fitted in {fitted - built:.0f} s")
+
+    def predict(examples: Sequence[Example]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        probs = {e.qid: scorer.predict(e.x) if len(e.texts) else np.zeros(0) for e in examples}
+        rows = np.stack([question_row(e, probs[e.qid]) for e in examples])
+        p = refusal.predict(rows)
+        return probs, {e.qid: float(v) for e, v in zip(examples, p, strict=True)}
+
+    val_probs, val_answer = predict(val_ex)
+    choices = choose(val_ex, val_probs, val_answer, facts)
+    train_answer = {
+        e.qid: float(v)
+        for e, v in zip(
+            train_ex,
+            refusal.predict(np.stack([question_row(e, oof[e.qid]) for e in train_ex])),
+            strict=True,
+        )
+    }
+    card = ModelCard(
+        choices=choices,
+        figures={
+            "train (out of fold)": figures(train_ex, oof, train_answer, facts, choices),
+            "val": figures(val_ex, val_probs, val_answer, facts, choices),
+            "examples": {"train": len(train_ex), "val": len(val_ex)},
+            "seconds": {"examples": round(built - start), "fit": round(fitted - built)},
+        },
+        seed=seed,
+    )
+    ReaderModel(scorer, refusal, card).save(out_dir)
+    say(f"wrote {out_dir}")
+    return card
