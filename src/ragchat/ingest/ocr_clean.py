@@ -19,69 +19,12 @@ _STRAY_STOP = re.compile(r"(?<=[A-Za-z])\.(?=[ \n]+[a-z])")
 _HYPHEN_END = re.compile(r"([A-Za-z]{2,})-$")
 _NEXT_WORD = re.compile(r"([a-z]{2,})([^\s]*)")
 # Words after which a full stop does not end a sentence (lower case, without the stop).
-_ABBREVIATIONS = frozenset(
-    [
-        "e.g",
-        "i.e",
-        "etc",
-        "vs",
-        "approx",
-        "incl",
-        "excl",
-        "no",
-        "nos",
-        "dept",
-        "est",
-        "fig",
-        "figs",
-        "ref",
-        "refs",
-        "tel",
-        "ca",
-        "cf",
-        "al",
-        "ed",
-        "eds",
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "st",
-        "rd",
-        "ave",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "mon",
-        "tue",
-        "wed",
-        "thu",
-        "fri",
-        "sat",
-        "sun",
-        "min",
-        "max",
-        "mg",
-        "ml",
-        "kg",
-        "oz",
-        "lb",
-        "ft",
-        "in",
-        "p",
-        "pp",
-        "vol",
-    ]
+_ABBREVIATION_WORDS = (
+    "e.g i.e etc vs approx incl excl no nos dept est fig figs ref refs tel ca cf al ed eds "
+    "mr mrs ms dr st rd ave jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu "
+    "fri sat sun min max mg ml kg oz lb ft in p pp vol"
 )
+_ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 _DIGITS = re.compile(r"\d+")
 _EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be a running head
 
