@@ -19,6 +19,7 @@ from ragchat.errors import IngestError
 from ragchat.ingest import ocr
 from ragchat.ingest.ocr_clean import drop_running_heads
 from ragchat.ingest.pdf_tables import find_pdf_tables
+from ragchat.ingest.pictures import Pictures, page_lines, page_tables
 from ragchat.ingest.tables import table_section
 from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex, too_much_text
 from ragchat.types import LoadedDocument, Section
@@ -87,6 +88,8 @@ class PdfLoader:
 
         warnings: tuple[str, ...] = ()
         sections = self._tables(data, sections, scanned)
+        sections, picture_notes = _pictures(data, source, sections, scanned)
+        warnings += picture_notes
         if scanned:
             sections, warnings = self._ocr(data, source, sections, scanned, chars)
         if not sections:
@@ -184,3 +187,62 @@ class PdfLoader:
         except Exception:  # a broken Info dictionary should not lose the pages
             return ""
         return title.strip() if isinstance(title, str) else ""
+
+
+def _pictures(
+    data: bytes, source: str, sections: list[Section], scanned: list[int]
+) -> tuple[list[Section], tuple[str, ...]]:
+    """Pictures on pages with a text layer, read by OCR (``ingest.pictures``): their text is a
+    section of its page, after the page's own."""
+    pictures = Pictures(source)
+    if pictures.command is None:
+        return sections, ()
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    pages = sorted({s.metadata["page"] for s in sections} - set(scanned))
+    added: dict[int, list[Section]] = {}
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError:
+        return sections, ()
+    try:
+        for number in pages:
+            page = pdf[number - 1]
+            try:
+                images = list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
+                for k, obj in enumerate(images, start=1):
+                    width, height = obj.get_px_size()
+                    if width * height > ocr.MAX_PIXELS:
+                        continue
+                    image = obj.get_bitmap(render=False).to_pil()
+                    read = pictures.from_image(image, image.tobytes())
+                    if read is None:
+                        continue
+                    meta = {"page": number, "picture": True}
+                    text = normalize_ws("\n".join(page_lines(read)))
+                    out = added.setdefault(number, [])
+                    if text:
+                        out.append(Section(text=text, locator=f"p{number}.i{k}", metadata=meta))
+                    for t, rows in enumerate(page_tables(read), start=1):
+                        table = table_section(
+                            rows[0], rows[1:], locator=f"p{number}.i{k}.t{t}", metadata=meta
+                        )
+                        if table is not None:
+                            out.append(table)
+            except pdfium.PdfiumError:
+                continue
+            finally:
+                page.close()
+    finally:
+        pdf.close()
+    if not added:
+        return sections, pictures.warnings()
+    out: list[Section] = []
+    for i, section in enumerate(sections):
+        out.append(section)
+        number = section.metadata["page"]
+        last = i + 1 == len(sections) or sections[i + 1].metadata["page"] != number
+        if last:
+            out += added.pop(number, [])
+    return out, pictures.warnings()
