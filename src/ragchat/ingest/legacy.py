@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from ragchat.errors import IngestError
+from ragchat.ingest.base import Loader
 from ragchat.ingest.text_utils import read_bytes, sha256_hex
 from ragchat.types import LoadedDocument
 
@@ -121,9 +122,14 @@ class LegacyOfficeLoader:
             copy = work / f"document{suffix}"
             copy.write_bytes(data)
             converted = convert(copy, work, command)
-            loader = {".doc": WordLoader, ".xls": ExcelLoader, ".ppt": SlidesLoader}[suffix]
+            readers: dict[str, type[WordLoader] | type[ExcelLoader] | type[SlidesLoader]] = {
+                ".doc": WordLoader,
+                ".xls": ExcelLoader,
+                ".ppt": SlidesLoader,
+            }
+            loader: Loader = readers[suffix](self.max_chars)
             try:
-                docs = loader(self.max_chars).load(converted)
+                docs = loader.load(converted)
             except IngestError as exc:
                 raise IngestError(source, exc.reason) from exc
         title = path.stem
@@ -132,11 +138,11 @@ class LegacyOfficeLoader:
                 doc,
                 doc_id=sha256_hex(data),
                 source=source,
-                kind=suffix.lstrip("."),
                 title=title if doc.title in ("", "document") else doc.title,
                 metadata={
                     **doc.metadata,
                     "title": title if doc.title in ("", "document") else doc.title,
+                    "format": suffix.lstrip("."),  # the kind is the new format's, as read
                 },
             )
             for doc in docs

@@ -103,8 +103,8 @@ def drop_running_heads(pages: Sequence[str], min_pages: int = 3) -> list[str]:
     for page in pages[1:]:
         lines = page.split("\n")
         content = [i for i, ln in enumerate(lines) if ln.strip()]
-        edge = set(content[:_EDGE_LINES] + content[-_EDGE_LINES:])
-        kept = [ln for i, ln in enumerate(lines) if not (i in edge and _key(ln) in repeated)]
+        ends = set(content[:_EDGE_LINES] + content[-_EDGE_LINES:])
+        kept = [ln for i, ln in enumerate(lines) if not (i in ends and _key(ln) in repeated)]
         out.append("\n".join(kept).strip("\n"))
     return out
 

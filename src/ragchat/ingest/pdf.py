@@ -221,15 +221,15 @@ def _pictures(
                         continue
                     meta = {"page": number, "picture": True}
                     text = normalize_ws("\n".join(page_lines(read)))
-                    out = added.setdefault(number, [])
+                    extra = added.setdefault(number, [])
                     if text:
-                        out.append(Section(text=text, locator=f"p{number}.i{k}", metadata=meta))
+                        extra.append(Section(text=text, locator=f"p{number}.i{k}", metadata=meta))
                     for t, rows in enumerate(page_tables(read), start=1):
                         table = table_section(
                             rows[0], rows[1:], locator=f"p{number}.i{k}.t{t}", metadata=meta
                         )
                         if table is not None:
-                            out.append(table)
+                            extra.append(table)
             except pdfium.PdfiumError:
                 continue
             finally:
