@@ -134,7 +134,6 @@ def _draw_letter(dpi: int) -> tuple[Any, str]:
 def _draw_form(dpi: int) -> tuple[Any, str]:
     image, draw = _page(dpi)
     bold = _font("DejaVuSans-Bold.ttf", 10, dpi)
-    font = _font("DejaVuSans.ttf", 10, dpi)
     hand = _font("DejaVuSansMono.ttf", 10.5, dpi)
     x, y = round(0.9 * dpi), round(1.0 * dpi)
     draw.text(
