@@ -27,7 +27,7 @@ def main(questions: Path, replies: Path) -> None:
         reply = " ".join(row["reply"].split())
         fact += row["found"] == "1"
         place += row["right_place"] == "True"
-        pattern = re.escape(column) + r": [^;.]{0,6}(" + "|".join(map(re.escape, variants)) + ")"
+        pattern = re.escape(column) + r": [^;]*?(" + "|".join(map(re.escape, variants)) + ")"
         hit = row["right_place"] == "True" and re.search(pattern, reply) is not None
         named += hit
         if not hit:

@@ -26,7 +26,8 @@ ROW_GAP = 3.5
 MIN_ROWS = 3  # lines with two or more cells
 _WRAP_LINES = 2  # lines of one cell (a cell wrapped) a table may hold between two rows
 MAX_CELL_CHARS = 32  # median cell length: longer is prose in columns, not a table
-_RULE_CHARS = set("|-_—–=~:;.,'`\"")
+_BARS = set("|¦[]!")  # a vertical rule, as OCR reads it
+_DASHES = set("-_—–=~")  # a horizontal one, when it is long
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def find_tables(
     """Tables among ``words``; ``rules`` are the y of horizontal rules drawn on the page
     (rows of a ruled table end there); lines inside a ``skip`` band (tables found otherwise)
     are left alone."""
-    words = [w for w in words if not _is_rule(w.text)]
+    words = [w for w in words if not is_rule(w.text)]
     lines = [
         ln
         for ln in group_lines(words)
@@ -248,9 +249,12 @@ def _band(line: Line, rules: list[float]) -> int:
     return sum(r < mid for r in rules)
 
 
-def _is_rule(text: str) -> bool:
-    """OCR reads a table's ruling as words of bars and dashes."""
-    return bool(text) and all(ch in _RULE_CHARS for ch in text)
+def is_rule(text: str) -> bool:
+    """OCR reads a table's ruling as words of bars, or of three dashes or more (a hyphen
+    between two words is a word)."""
+    return bool(text) and (
+        all(ch in _BARS for ch in text) or (len(text) >= 3 and all(ch in _DASHES for ch in text))
+    )
 
 
 def prose_lines(words: Sequence[Word], tables: Sequence[Table]) -> list[str]:

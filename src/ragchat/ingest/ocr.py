@@ -24,7 +24,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ragchat.errors import IngestError
-from ragchat.ingest.layout import Table, Word, find_tables
+from ragchat.ingest.layout import Table, Word, find_tables, is_rule
 from ragchat.ingest.ocr_clean import clean_ocr_text
 from ragchat.ingest.tables import table_section
 from ragchat.ingest.text_utils import normalize_ws
@@ -122,7 +122,10 @@ def read_image(image: Image.Image, source: str, command: str, dpi: int | None = 
     taken: set[int] = set().union(*(t.words for t in tables)) if tables else set()
     paragraphs: list[str] = []
     for para in lines:
-        kept = [" ".join(w.text for w in line if id(w) not in taken) for line in para]
+        kept = [
+            " ".join(w.text for w in line if id(w) not in taken and not is_rule(w.text))
+            for line in para
+        ]
         text = "\n".join(k for k in kept if k)
         if text:
             paragraphs.append(text)
