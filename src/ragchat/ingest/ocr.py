@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ragchat.errors import IngestError
 from ragchat.ingest.layout import Table, Word, find_tables, is_rule
 from ragchat.ingest.ocr_clean import clean_ocr_text
+from ragchat.ingest.pdf_tables import heading_above
 from ragchat.ingest.tables import table_section
 from ragchat.ingest.text_utils import normalize_ws
 from ragchat.types import Section
@@ -300,8 +301,12 @@ def page_sections(page: OcrPage, text: str, number: int) -> list[Section]:
         if table.pairs:
             lines += [f"{label}: {value}" for label, value in table.rows]
             continue
+        heading = heading_above([ln for ln in text.split("\n")[:3] if ln.strip()][:1])
         section = table_section(
-            table.rows[0], table.rows[1:], locator=f"p{number}.t{len(tables) + 1}", metadata=meta
+            table.rows[0],
+            table.rows[1:],
+            locator=f"p{number}.t{len(tables) + 1}",
+            metadata={**meta, "heading": heading} if heading else meta,
         )
         if section is not None:
             tables.append(section)

@@ -155,10 +155,11 @@ class PdfLoader:
             prose = normalize_ws("\n".join(page.prose))
             if prose:
                 out.append(Section(text=prose, locator=f"p{number}", metadata={"page": number}))
-            for k, rows in enumerate(page.tables, start=1):
-                table = table_section(
-                    rows[0], rows[1:], locator=f"p{number}.t{k}", metadata={"page": number}
-                )
+            for k, (rows, heading) in enumerate(zip(page.tables, page.headings, strict=True), 1):
+                meta: dict[str, object] = {"page": number}
+                if heading:
+                    meta["heading"] = heading
+                table = table_section(rows[0], rows[1:], locator=f"p{number}.t{k}", metadata=meta)
                 if table is not None:
                     out.append(table)
         return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,8 @@ from ragchat.ingest.layout import CELL_GAP, MIN_ROWS, Table, Word, find_tables, 
 
 log = logging.getLogger(__name__)
 
-_MIN_PATHS = 4  # path objects a ruled table draws at the least
+_CLOSED = re.compile(r"[.!?:;,]$")
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 @dataclass
@@ -33,6 +35,7 @@ class PageTables:
 
     prose: list[str]
     tables: list[list[list[str]]] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)  # the heading each table sits under
 
 
 def find_pdf_tables(data: bytes, pages: Sequence[int]) -> dict[int, PageTables]:
@@ -90,18 +93,33 @@ def _page(
         for w in words:
             if x0 - 1 <= (w.x0 + w.x1) / 2 <= x1 + 1 and top - 1 <= (w.y0 + w.y1) / 2 <= bottom + 1:
                 taken.add(id(w))
-    prose = [ln.text for ln in group_lines([w for w in words if id(w) not in taken])]
+    lines = group_lines([w for w in words if id(w) not in taken])
+    prose = [ln.text for ln in lines]
     tables: list[list[list[str]]] = []
+    headings: list[str] = []
     ordered = sorted(
         [(b[1], rows, False) for b, rows in grids] + [(t.y0, t.rows, t.pairs) for t in loose],
         key=lambda item: item[0],
     )
-    for _, rows, pairs in ordered:
+    for top, rows, pairs in ordered:
         if pairs:
             prose += [f"{label}: {value}" for label, value in rows]
         else:
             tables.append(rows)
-    return PageTables(prose, tables)
+            above = [ln.text for ln in lines if ln.y1 <= top + 1]
+            headings.append(heading_above(above))
+    return PageTables(prose, tables, headings)
+
+
+def heading_above(lines: list[str]) -> str:
+    """The last line above a table that reads as a heading (short, no closing punctuation):
+    a table's rows are a section of their own, and the answerer reads what they are about
+    from it ("4. Error codes"), as it does from a heading over the flat text."""
+    for line in reversed(lines):
+        text = line.strip()
+        if text and len(text.split()) <= 12 and not _CLOSED.search(text) and _LETTER.search(text):
+            return text
+    return ""
 
 
 def _ruled(page: Any) -> list[tuple[tuple[float, float, float, float], list[list[str]]]]:
