@@ -68,7 +68,8 @@ def test_a_table_pasted_on_a_slide_is_rows_of_that_slide(tmp_path: Path, picture
     path = tmp_path / "deck.pptx"
     deck.save(str(path))
     [(meta, rows)] = _table_rows(path)
-    assert meta == {"slide": 2, "slide_title": "Error codes"} and _has_row(rows)
+    assert meta == {"slide": 2, "slide_title": "Error codes", "heading": "Error codes"}
+    assert _has_row(rows)
 
 
 def test_a_picture_on_a_text_page_is_read_and_a_photo_adds_nothing(

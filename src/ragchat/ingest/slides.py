@@ -116,6 +116,9 @@ class SlidesLoader:
     def _slide(slide: Slide, number: int, pictures: Pictures) -> list[Section]:
         title = _title(slide)
         meta = {"slide": number, "slide_title": title}
+        # A table's rows are a section of their own: the title says what they are about, as a
+        # heading does over a Word table (the answerer reads it; the citation stays the slide).
+        table_meta = {**meta, "heading": title} if title else meta
         lines: list[str] = [title] if title else []
         tables: list[Section] = []
         skip, titles = _kinds()
@@ -132,7 +135,7 @@ class SlidesLoader:
                     rows[0] if rows else [],
                     rows[1:],
                     locator=f"sl{number}.{len(tables) + 1}",
-                    metadata=meta,
+                    metadata=table_meta,
                 )
                 if section is not None:
                     tables.append(section)
@@ -146,7 +149,7 @@ class SlidesLoader:
                         rows[0],
                         rows[1:],
                         locator=f"sl{number}.{len(tables) + 1}",
-                        metadata=meta,
+                        metadata=table_meta,
                     )
                     if section is not None:
                         tables.append(section)
