@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from ragchat.ingest.ocr_clean import drop_running_heads, drop_stray_stops, join_hyphens
+from ragchat.ingest.ocr_clean import (
+    drop_running_heads,
+    drop_stray_quotes,
+    drop_stray_stops,
+    join_hyphens,
+)
 
 
 def test_a_speck_read_as_a_stop_does_not_cut_the_sentence() -> None:
@@ -10,6 +15,11 @@ def test_a_speck_read_as_a_stop_does_not_cut_the_sentence() -> None:
     assert drop_stray_stops(text) == (
         "rents at 27 Cavendish Road, we are therefore writing to say it is £940."
     )
+
+
+def test_a_speck_read_as_an_opening_quote_goes_unless_a_quote_closes() -> None:
+    assert drop_stray_quotes("takes five ‘working days to cut") == "takes five working days to cut"
+    assert drop_stray_quotes("the ‘quiet room’ is upstairs") == "the ‘quiet room’ is upstairs"
 
 
 def test_real_stops_and_abbreviations_stay() -> None:

@@ -1,7 +1,8 @@
 """What OCR leaves in text that a reader would not: pure functions, tested on their own.
 
 - a full stop read from a speck of dust cuts a sentence ("we are. therefore writing"): a stop
-  followed by a word in lower case is dropped unless the word before is an abbreviation;
+  followed by a word in lower case is dropped unless the word before is an abbreviation; an
+  opening quote read from a speck ("five ‘working days") is dropped when nothing closes it;
 - a word hyphenated at the end of a line is joined ("ten-\\nancy" → "tenancy") when the joined
   word is a word and the hyphenated one is not (``wordfreq``), so "well-\\nknown" stays;
 - a line that heads or foots most pages (the sender's address, "Page 3 of 7") is said once,
@@ -40,6 +41,22 @@ def drop_stray_stops(text: str) -> str:
     last = 0
     for match in _STRAY_STOP.finditer(text):
         if keep(match):
+            continue
+        out.append(text[last : match.start()])
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+_OPEN_QUOTE = re.compile(r"(?<=\s)[‘`'](?=[a-z])")
+_CLOSE_QUOTE = re.compile(r"[a-z.,!?][’']")
+
+
+def drop_stray_quotes(text: str) -> str:
+    out = []
+    last = 0
+    for match in _OPEN_QUOTE.finditer(text):
+        if _CLOSE_QUOTE.search(text, match.end(), match.end() + 80):
             continue
         out.append(text[last : match.start()])
         last = match.end()
@@ -110,4 +127,4 @@ def drop_running_heads(pages: Sequence[str], min_pages: int = 3) -> list[str]:
 
 
 def clean_ocr_text(text: str) -> str:
-    return join_hyphens(drop_stray_stops(text))
+    return join_hyphens(drop_stray_quotes(drop_stray_stops(text)))
