@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from ragchat.errors import IngestError
 from ragchat.ingest.ocr import (
@@ -18,6 +17,7 @@ from ragchat.ingest.ocr import (
     check_pixels,
     page_sections,
     read_image,
+    stated_dpi,
     tesseract,
 )
 from ragchat.ingest.ocr_clean import drop_running_heads
@@ -55,7 +55,12 @@ class ImageLoader:
                 chars = 0
                 for frame in ImageSequence.Iterator(image):
                     check_pixels(*frame.size, source)
-                    page = read_image(ImageOps.exif_transpose(frame), source, command, _dpi(frame))
+                    page = read_image(
+                        ImageOps.exif_transpose(frame),
+                        source,
+                        command,
+                        stated_dpi(frame.info.get("dpi")),
+                    )
                     chars += len(page.text) + sum(
                         len(c) for t in page.tables for row in t.rows for c in row
                     )
@@ -89,13 +94,3 @@ class ImageLoader:
                 warnings=() if sections else ("OCR found no text in the image",),
             )
         ]
-
-
-def _dpi(frame: Any) -> int | None:
-    """The resolution the image says it was scanned at, when it says a plausible one."""
-    dpi = frame.info.get("dpi")
-    try:
-        value = round(float(dpi[0])) if dpi else 0
-    except (TypeError, ValueError, IndexError):
-        return None
-    return value if 70 <= value <= 1200 else None

@@ -72,6 +72,16 @@ def _has_language(command: str) -> bool:
     return LANGUAGE in out.stdout.split()
 
 
+def stated_dpi(value: Any) -> int | None:
+    """The resolution an image file says it was scanned at (Pillow's ``info["dpi"]``), when
+    it says a plausible one."""
+    try:
+        dpi = round(float(value[0])) if value else 0
+    except (TypeError, ValueError, IndexError):
+        return None
+    return dpi if MIN_DPI <= dpi <= 1200 else None
+
+
 def check_pixels(width: int, height: int, source: str) -> None:
     if width * height > MAX_PIXELS:
         raise IngestError(

@@ -16,7 +16,14 @@ import re
 from typing import Any
 
 from ragchat.errors import IngestError
-from ragchat.ingest.ocr import MAX_PIXELS, OcrPage, check_pixels, read_image, tesseract
+from ragchat.ingest.ocr import (
+    MAX_PIXELS,
+    OcrPage,
+    check_pixels,
+    read_image,
+    stated_dpi,
+    tesseract,
+)
 
 MAX_PICTURES = 40
 MIN_WIDTH, MIN_HEIGHT = 120, 40  # pixels: smaller pictures are icons and bullets
@@ -47,7 +54,7 @@ class Pictures:
                 if not self._fits(*image.size):
                     return None
                 frame = ImageOps.exif_transpose(image).convert("L")
-                dpi = _dpi(image.info.get("dpi"))
+                dpi = stated_dpi(image.info.get("dpi"))
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
             return None  # a picture that is no image (a WMF, a damaged one): nothing to read
         except Image.DecompressionBombError:
@@ -102,14 +109,6 @@ def _mostly_words(words: list[str]) -> bool:
 
     known = sum(1 for w in words if word_frequency(w.lower(), "en") > 0)
     return known >= max(MIN_WORDS, len(words) / 2)
-
-
-def _dpi(value: Any) -> int | None:
-    try:
-        dpi = round(float(value[0])) if value else 0
-    except (TypeError, ValueError, IndexError):
-        return None
-    return dpi if 70 <= dpi <= 1200 else None
 
 
 def page_lines(page: OcrPage) -> list[str]:
