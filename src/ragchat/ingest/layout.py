@@ -87,16 +87,17 @@ class Table:
 def group_lines(words: Sequence[Word]) -> list[Line]:
     """Words into lines by vertical overlap (across columns and OCR blocks), top to bottom."""
     lines: list[Line] = []
+    top = bottom = 0.0  # the last line's extent, kept as it grows
     for word in sorted(words, key=lambda w: (w.y0 + w.y1) / 2):
         mid = (word.y0 + word.y1) / 2
-        if lines:
-            last = lines[-1]
-            if last.y0 <= mid <= last.y1 or abs(mid - (last.y0 + last.y1) / 2) < 0.35 * (
-                word.y1 - word.y0
-            ):
-                last.words.append(word)
-                continue
+        if lines and (
+            top <= mid <= bottom or abs(mid - (top + bottom) / 2) < 0.35 * (word.y1 - word.y0)
+        ):
+            lines[-1].words.append(word)
+            top, bottom = min(top, word.y0), max(bottom, word.y1)
+            continue
         lines.append(Line([word]))
+        top, bottom = word.y0, word.y1
     for line in lines:
         line.words.sort(key=lambda w: w.x0)
     return lines
