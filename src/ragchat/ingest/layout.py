@@ -82,6 +82,7 @@ class Table:
     y1: float
     pairs: bool = False
     words: set[int] = field(default_factory=set)  # ids of the words it holds
+    cells: list[list[list[Word]]] = field(default_factory=list)  # each row's cells' words
 
 
 def group_lines(words: Sequence[Word]) -> list[Line]:
@@ -182,12 +183,13 @@ def _grid(
     texts = [" ".join(w.text for w in c) for row in grid for c in row if c]
     if median(len(t) for t in texts) > MAX_CELL_CHARS and len(columns) < 3:
         return None  # prose set in two columns
-    rows = _rows(run, grid, rules, height)
+    by_row = _rows(run, grid, rules, height)
+    rows = [[" ".join(w.text for w in cell) for cell in row] for row in by_row]
     words = {id(w) for line in run for w in line.words}
     if len(columns) == 2 and sum(r[0].endswith(":") for r in rows) >= 0.6 * len(rows):
         pairs = [[r[0].rstrip(":").strip(), r[1]] for r in rows]
         return Table(pairs, run[0].y0, run[-1].y1, pairs=True, words=words)
-    return Table(rows, run[0].y0, run[-1].y1, words=words)
+    return Table(rows, run[0].y0, run[-1].y1, words=words, cells=by_row)
 
 
 def _columns(run: list[Line], gap: float) -> list[tuple[float, float]]:
@@ -216,7 +218,7 @@ def _column_of(word: Word, columns: list[tuple[float, float]]) -> int:
 
 def _rows(
     run: list[Line], grid: list[list[list[Word]]], rules: Sequence[float], height: float
-) -> list[list[str]]:
+) -> list[list[list[Word]]]:
     """One row per line; a line with its first cell empty continues the row above (a cell
     wrapped over two lines). Between horizontal rules, all lines between two rules are one
     row."""
@@ -236,13 +238,10 @@ def _rows(
                 groups[-1].append(k)
             else:
                 groups.append([k])
-    rows = []
-    for group in groups:
-        row = []
-        for col in range(len(grid[0])):
-            row.append(" ".join(w.text for k in group for w in grid[k][col]))
-        rows.append(row)
-    return rows
+    return [
+        [[w for k in group for w in grid[k][col]] for col in range(len(grid[0]))]
+        for group in groups
+    ]
 
 
 def _band(line: Line, rules: list[float]) -> int:

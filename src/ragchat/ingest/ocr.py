@@ -91,10 +91,12 @@ def check_pixels(width: int, height: int, source: str) -> None:
         )
 
 
-def _run(image: Image.Image, source: str, command: str, dpi: int | None, fmt: str) -> str:
+def _run(
+    image: Image.Image, source: str, command: str, dpi: int | None, fmt: str, psm: int = 3
+) -> str:
     buf = io.BytesIO()
     image.save(buf, format="PNG")
-    args = [command, "stdin", "stdout", "-l", LANGUAGE, "--psm", "3"]
+    args = [command, "stdin", "stdout", "-l", LANGUAGE, "--psm", str(psm)]
     if dpi:
         args += ["--dpi", str(dpi)]
     if fmt != "txt":
@@ -130,6 +132,8 @@ def read_image(image: Image.Image, source: str, command: str, dpi: int | None = 
     gray = despeckle(deskew(image.convert("L")), dpi)
     words, lines = _parse_tsv(_run(gray, source, command, dpi, "tsv"))
     tables = find_tables(words, rules=horizontal_rules(gray))
+    for table in tables:
+        _reread_codes(gray, table, source, command, dpi)
     taken: set[int] = set().union(*(t.words for t in tables)) if tables else set()
     paragraphs: list[str] = []
     for para in lines:
@@ -141,6 +145,59 @@ def read_image(image: Image.Image, source: str, command: str, dpi: int | None = 
         if text:
             paragraphs.append(text)
     return OcrPage(clean_ocr_text("\n\n".join(paragraphs)), tables)
+
+
+# Characters OCR takes for one another in a short code ("Fl" for F1, "FS" for F5, "Fo" for F6)
+_CONFUSED = {
+    frozenset(p) for p in ("l1", "I1", "|1", "S5", "s5", "o6", "O0", "o0", "B8", "Z2", "G6")
+}
+_CODE_CHARS = 4  # a cell of at most this many characters, letters and digits, is a code
+
+
+def _reread_codes(
+    image: Image.Image, table: Table, source: str, command: str, dpi: int | None
+) -> None:
+    """Short codes in a table's cells read again, larger: tesseract reads "F5" alone in a cell
+    as "FS" at 200 dpi but right at twice the size. All such cells of a table go in one strip
+    (one tesseract run); a cell changes only where the new reading has more digits and differs
+    only by characters OCR confuses (l/1, S/5, O/0...) — never to a new word."""
+    from PIL import Image as PILImage
+
+    short = [
+        (r, c, cell[0])
+        for r, row in enumerate(table.cells)
+        for c, cell in enumerate(row)
+        if len(cell) == 1 and 2 <= len(cell[0].text) <= _CODE_CHARS and cell[0].text.isalnum()
+    ]
+    if not short:
+        return
+    pad = 6
+    crops = [
+        image.crop((int(w.x0) - pad, int(w.y0) - pad, int(w.x1) + pad, int(w.y1) + pad))
+        for _, _, w in short
+    ]
+    width = max(c.width for c in crops) + 4 * pad
+    height = sum(c.height + 3 * pad for c in crops) + 2 * pad
+    strip = PILImage.new("L", (width, height), 255)
+    y = 2 * pad
+    for crop in crops:
+        strip.paste(crop, (2 * pad, y))
+        y += crop.height + 3 * pad
+    big = strip.resize((width * 2, height * 2), PILImage.Resampling.LANCZOS)
+    args_dpi = dpi * 2 if dpi else None
+    lines = [ln.strip() for ln in _run(big, source, command, args_dpi, "txt", psm=6).splitlines()]
+    lines = [ln for ln in lines if ln]
+    if len(lines) != len(short):
+        return
+    for (r, c, word), new in zip(short, lines, strict=True):
+        old = word.text
+        more_digits = sum(ch.isdigit() for ch in new) > sum(ch.isdigit() for ch in old)
+        if (
+            more_digits
+            and len(new) == len(old)
+            and all(a == b or frozenset((a, b)) in _CONFUSED for a, b in zip(old, new, strict=True))
+        ):
+            table.rows[r][c] = new
 
 
 def _parse_tsv(tsv: str) -> tuple[list[Word], list[list[list[Word]]]]:
