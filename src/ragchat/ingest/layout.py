@@ -148,9 +148,23 @@ def _table(run: list[Line], gap: float, rules: Sequence[float], height: float) -
     if sum(len(ln.cells(CELL_GAP * ln.height)) >= 2 for ln in run) < MIN_ROWS:
         return []
     columns = _columns(run, gap)
+    # A row of the table whose cell runs across a gutter (a long value under a short one)
+    # joins the columns on both sides of it.
+    while len(columns) >= 2:
+        rows = [ln for ln in run if len(ln.cells(CELL_GAP * ln.height)) >= 2]
+        crossed = {g for ln in rows for g in _crossed(ln, columns)}
+        if not crossed:
+            break
+        merged = [columns[0]]
+        for g, column in enumerate(columns[1:]):
+            if g in crossed:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], column[1]))
+            else:
+                merged.append(column)
+        columns = merged
     if len(columns) < 2:
         return []
-    crossing = [k for k, ln in enumerate(run) if _crosses(ln, columns)]
+    crossing = [k for k, ln in enumerate(run) if _crossed(ln, columns)]
     if crossing:  # a line of prose runs across the columns: the table is on one side of it
         parts, start = [], 0
         for k in [*crossing, len(run)]:
@@ -162,10 +176,10 @@ def _table(run: list[Line], gap: float, rules: Sequence[float], height: float) -
     return [table] if table is not None else []
 
 
-def _crosses(line: Line, columns: list[tuple[float, float]]) -> bool:
-    """A word of ``line`` lies across the gutter between two columns."""
+def _crossed(line: Line, columns: list[tuple[float, float]]) -> set[int]:
+    """The gutters (by index) between two columns that a word of ``line`` lies across."""
     gutters = [(a[1], b[0]) for a, b in itertools.pairwise(columns)]
-    return any(w.x0 < g0 and w.x1 > g1 for w in line.words for g0, g1 in gutters)
+    return {g for w in line.words for g, (g0, g1) in enumerate(gutters) if w.x0 < g0 and w.x1 > g1}
 
 
 def _grid(
@@ -232,7 +246,11 @@ def _rows(
                 groups[-1].append(k)
             else:
                 groups.append([k])
-    else:
+        # Rules that are not the table's (a form's underlines, found on some lines only) put
+        # two rows between two rules: then every line is a row, as without rules.
+        if any(sum(sum(1 for c in grid[k] if c) >= 2 for k in g) > 1 for g in groups):
+            groups = []
+    if not groups:
         for k, cells in enumerate(grid):
             if groups and not cells[0] and sum(1 for c in cells if c) == 1:
                 groups[-1].append(k)

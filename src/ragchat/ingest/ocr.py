@@ -134,6 +134,7 @@ def read_image(image: Image.Image, source: str, command: str, dpi: int | None = 
     tables = find_tables(words, rules=horizontal_rules(gray))
     for table in tables:
         _reread_codes(gray, table, source, command, dpi)
+        _agree_codes(table)
     taken: set[int] = set().union(*(t.words for t in tables)) if tables else set()
     paragraphs: list[str] = []
     for para in lines:
@@ -198,6 +199,35 @@ def _reread_codes(
             and all(a == b or frozenset((a, b)) in _CONFUSED for a, b in zip(old, new, strict=True))
         ):
             table.rows[r][c] = new
+
+
+_AS_DIGIT = {"l": "1", "I": "1", "O": "0", "S": "5", "B": "8", "Z": "2", "G": "6"}
+
+
+def _agree_codes(table: Table) -> None:
+    """A column of codes (E01, E02 ...) read the way most of its cells are: a letter where the
+    others have a digit is the digit it looks like ("EO1" → "E01"), and a full stop after a
+    code that the others lack is a speck ("E02." → "E02")."""
+    for col in range(max((len(r) for r in table.rows[1:]), default=0)):
+        cells = [(i, r[col]) for i, r in enumerate(table.rows) if i and col < len(r)]
+        codes = [(i, c.rstrip(".")) for i, c in cells if 2 <= len(c.rstrip(".")) <= _CODE_CHARS]
+        codes = [(i, c) for i, c in codes if c.isalnum()]
+        if len(codes) < 3 or len(codes) < 0.8 * len(cells):
+            continue
+        dotted = sum(c.endswith(".") for _, c in cells)
+        for i, code in codes:
+            if dotted <= 1:
+                table.rows[i][col] = code
+        size = max(set(len(c) for _, c in codes), key=[len(c) for _, c in codes].count)
+        same = [(i, c) for i, c in codes if len(c) == size]
+        for pos in range(size):
+            if sum(c[pos].isdigit() for _, c in same) < 0.6 * len(same):
+                continue
+            for i, _ in same:
+                cell = table.rows[i][col]
+                digit = _AS_DIGIT.get(cell[pos])
+                if digit:
+                    table.rows[i][col] = cell[:pos] + digit + cell[pos + 1 :]
 
 
 def _parse_tsv(tsv: str) -> tuple[list[Word], list[list[list[Word]]]]:
