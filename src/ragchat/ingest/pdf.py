@@ -214,8 +214,8 @@ def _pictures(
                 images = list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
                 for k, obj in enumerate(images, start=1):
                     width, height = obj.get_px_size()
-                    if width * height > ocr.MAX_PIXELS:
-                        continue
+                    if not pictures.may_hold_text(width, height):
+                        continue  # an icon, a rule, a bullet: not decoded at all
                     image = obj.get_bitmap(render=False).to_pil()
                     read = pictures.from_image(image, image.tobytes())
                     if read is None:

@@ -67,6 +67,18 @@ class Pictures:
             return None
         return self._ocr(image.convert("L"), None)
 
+    def may_hold_text(self, width: int, height: int) -> bool:
+        """Whether a picture of this size is worth decoding: large enough for a line of text,
+        not over ``MAX_PIXELS``, and within the document's ``MAX_PICTURES``."""
+        if self.command is None or width < MIN_WIDTH or height < MIN_HEIGHT:
+            return False
+        if width * height > MAX_PIXELS:
+            return False
+        if self.read >= MAX_PICTURES:
+            self.skipped += 1
+            return False
+        return True
+
     def _new(self, key: bytes) -> bool:
         digest = hashlib.sha256(key).hexdigest()
         if digest in self.seen:
