@@ -139,9 +139,10 @@ def test_specks_do_not_become_stops_and_skew_is_undone() -> None:
 
 def test_a_column_of_codes_is_read_the_way_most_of_it_is() -> None:
     from ragchat.ingest.layout import Table
+    from ragchat.ingest.ocr_codes import agree_codes
 
     rows = [["Code", "Meaning"], ["EO1", "Inlet"], ["E02.", "Pump"], ["E03", "Door"]]
     rows += [["E04", "Heater"], ["Fuse", "Mains"]]
     table = Table([list(r) for r in rows], 0, 0)
-    ocr._agree_codes(table)
+    agree_codes(table)
     assert [r[0] for r in table.rows] == ["Code", "E01", "E02", "E03", "E04", "Fuse"]

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 from ragchat.errors import IngestError
 from ragchat.ingest.layout import Table, Word, find_tables, is_rule
 from ragchat.ingest.ocr_clean import clean_ocr_text
+from ragchat.ingest.ocr_codes import agree_codes, reread_codes
 from ragchat.ingest.pdf_tables import heading_above
+from ragchat.ingest.scan import deskew, despeckle, horizontal_rules
 from ragchat.ingest.tables import table_section
 from ragchat.ingest.text_utils import normalize_ws
 from ragchat.types import Section
@@ -132,9 +134,13 @@ def read_image(image: Image.Image, source: str, command: str, dpi: int | None = 
     gray = despeckle(deskew(image.convert("L")), dpi)
     words, lines = _parse_tsv(_run(gray, source, command, dpi, "tsv"))
     tables = find_tables(words, rules=horizontal_rules(gray))
+
+    def read(strip: Image.Image, at: int | None) -> str:
+        return _run(strip, source, command, at, "txt", psm=6)
+
     for table in tables:
-        _reread_codes(gray, table, source, command, dpi)
-        _agree_codes(table)
+        reread_codes(gray, table, read, dpi)
+        agree_codes(table)
     taken: set[int] = set().union(*(t.words for t in tables)) if tables else set()
     paragraphs: list[str] = []
     for para in lines:
@@ -146,88 +152,6 @@ def read_image(image: Image.Image, source: str, command: str, dpi: int | None = 
         if text:
             paragraphs.append(text)
     return OcrPage(clean_ocr_text("\n\n".join(paragraphs)), tables)
-
-
-# Characters OCR takes for one another in a short code ("Fl" for F1, "FS" for F5, "Fo" for F6)
-_CONFUSED = {
-    frozenset(p) for p in ("l1", "I1", "|1", "S5", "s5", "o6", "O0", "o0", "B8", "Z2", "G6")
-}
-_CODE_CHARS = 4  # a cell of at most this many characters, letters and digits, is a code
-
-
-def _reread_codes(
-    image: Image.Image, table: Table, source: str, command: str, dpi: int | None
-) -> None:
-    """Short codes in a table's cells read again, larger: tesseract reads "F5" alone in a cell
-    as "FS" at 200 dpi but right at twice the size. All such cells of a table go in one strip
-    (one tesseract run); a cell changes only where the new reading has more digits and differs
-    only by characters OCR confuses (l/1, S/5, O/0...) — never to a new word."""
-    from PIL import Image as PILImage
-
-    short = [
-        (r, c, cell[0])
-        for r, row in enumerate(table.cells)
-        for c, cell in enumerate(row)
-        if len(cell) == 1 and 2 <= len(cell[0].text) <= _CODE_CHARS and cell[0].text.isalnum()
-    ]
-    if not short:
-        return
-    pad = 6
-    crops = [
-        image.crop((int(w.x0) - pad, int(w.y0) - pad, int(w.x1) + pad, int(w.y1) + pad))
-        for _, _, w in short
-    ]
-    width = max(c.width for c in crops) + 4 * pad
-    height = sum(c.height + 3 * pad for c in crops) + 2 * pad
-    strip = PILImage.new("L", (width, height), 255)
-    y = 2 * pad
-    for crop in crops:
-        strip.paste(crop, (2 * pad, y))
-        y += crop.height + 3 * pad
-    big = strip.resize((width * 2, height * 2), PILImage.Resampling.LANCZOS)
-    args_dpi = dpi * 2 if dpi else None
-    lines = [ln.strip() for ln in _run(big, source, command, args_dpi, "txt", psm=6).splitlines()]
-    lines = [ln for ln in lines if ln]
-    if len(lines) != len(short):
-        return
-    for (r, c, word), new in zip(short, lines, strict=True):
-        old = word.text
-        more_digits = sum(ch.isdigit() for ch in new) > sum(ch.isdigit() for ch in old)
-        if (
-            more_digits
-            and len(new) == len(old)
-            and all(a == b or frozenset((a, b)) in _CONFUSED for a, b in zip(old, new, strict=True))
-        ):
-            table.rows[r][c] = new
-
-
-_AS_DIGIT = {"l": "1", "I": "1", "O": "0", "S": "5", "B": "8", "Z": "2", "G": "6"}
-
-
-def _agree_codes(table: Table) -> None:
-    """A column of codes (E01, E02 ...) read the way most of its cells are: a letter where the
-    others have a digit is the digit it looks like ("EO1" → "E01"), and a full stop after a
-    code that the others lack is a speck ("E02." → "E02")."""
-    for col in range(max((len(r) for r in table.rows[1:]), default=0)):
-        cells = [(i, r[col]) for i, r in enumerate(table.rows) if i and col < len(r)]
-        codes = [(i, c.rstrip(".")) for i, c in cells if 2 <= len(c.rstrip(".")) <= _CODE_CHARS]
-        codes = [(i, c) for i, c in codes if c.isalnum()]
-        if len(codes) < 3 or len(codes) < 0.8 * len(cells):
-            continue
-        dotted = sum(c.endswith(".") for _, c in cells)
-        for i, code in codes:
-            if dotted <= 1:
-                table.rows[i][col] = code
-        size = max(set(len(c) for _, c in codes), key=[len(c) for _, c in codes].count)
-        same = [(i, c) for i, c in codes if len(c) == size]
-        for pos in range(size):
-            if sum(c[pos].isdigit() for _, c in same) < 0.6 * len(same):
-                continue
-            for i, _ in same:
-                cell = table.rows[i][col]
-                digit = _AS_DIGIT.get(cell[pos])
-                if digit:
-                    table.rows[i][col] = cell[:pos] + digit + cell[pos + 1 :]
 
 
 def _parse_tsv(tsv: str) -> tuple[list[Word], list[list[list[Word]]]]:
@@ -259,82 +183,6 @@ def _parse_tsv(tsv: str) -> tuple[list[Word], list[list[list[Word]]]]:
             line_key = line
         paragraphs[-1][-1].append(word)
     return words, paragraphs
-
-
-def despeckle(image: Image.Image, dpi: int | None) -> Image.Image:
-    """Wipes specks of ink far from any letter (dust, scanner noise): tesseract reads them as
-    full stops and commas that cut sentences. A speck next to a word is left to the text
-    cleaning, where a stop can be judged by what follows it."""
-    import numpy as np
-    from scipy import ndimage
-
-    arr = np.asarray(image)
-    ink = arr < min(160, int(arr.mean()) - 40)
-    labels, count = ndimage.label(ink, structure=np.ones((3, 3), dtype=bool))
-    if count == 0:
-        return image
-    sizes = np.bincount(labels.ravel())
-    scale = (dpi or 200) / 200
-    small = sizes <= max(4, int(20 * scale * scale))
-    small[0] = False
-    if not small.any():
-        return image
-    big = ink & ~small[labels]
-    reach = max(3, int(14 * scale))
-    near = ndimage.maximum_filter(big.astype(np.uint8), size=2 * reach + 1).astype(bool)
-    lone = small[labels] & ~near
-    if not lone.any():
-        return image
-    out = arr.copy()
-    out[lone] = 255
-    from PIL import Image as PILImage
-
-    return PILImage.fromarray(out, "L")
-
-
-def deskew(image: Image.Image, max_degrees: float = 4.0) -> Image.Image:
-    """The page turned straight: a scan fed in at 1-2 degrees puts a form's label and its
-    value, or a table's cells, on different lines of boxes. The angle is the one whose rows of
-    ink are most uneven (text lines against the gaps between them), on a small copy."""
-    import numpy as np
-    from PIL import Image as PILImage
-
-    small = image.copy()
-    small.thumbnail((800, 800))
-    ink = PILImage.fromarray(((np.asarray(small) < 128) * 255).astype(np.uint8), "L")
-    best, best_score = 0.0, -1.0
-    steps = int(max_degrees / 0.25)
-    for k in range(-steps, steps + 1):
-        angle = k * 0.25
-        rows = np.asarray(ink.rotate(angle, resample=PILImage.Resampling.NEAREST)).sum(axis=1)
-        score = float(np.var(rows))
-        if score > best_score:
-            best, best_score = angle, score
-    if abs(best) < 0.5:
-        return image
-    return image.rotate(best, resample=PILImage.Resampling.BICUBIC, fillcolor=255)
-
-
-def horizontal_rules(image: Image.Image) -> list[float]:
-    """The y of horizontal lines drawn on the page (a ruled table's rows end there): rows of
-    pixels dark over a long run."""
-    import numpy as np
-
-    arr = np.asarray(image) < 128
-    if arr.size == 0:
-        return []
-    width = arr.shape[1]
-    # A rule is dark over at least a fifth of the page's width, with few breaks.
-    runs = arr.sum(axis=1)
-    rows = np.flatnonzero(runs >= width / 5)
-    rules: list[float] = []
-    for y in rows:
-        line = arr[y]
-        start = int(np.argmax(line))
-        end = width - int(np.argmax(line[::-1]))
-        if line[start:end].mean() > 0.8 and (not rules or y - rules[-1] > 2):
-            rules.append(float(y))
-    return rules
 
 
 def page_dpi(page: Any, fallback: int = OCR_DPI) -> int:
