@@ -74,3 +74,21 @@ def test_a_renamed_file_or_no_libreoffice_fails_with_the_reason(
     real.write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(500))
     with pytest.raises(IngestError, match="scripts/office-deps"):
         load_file(real)
+
+
+@needs_soffice
+def test_a_conversion_past_its_time_is_stopped_with_everything_it_started(
+    tmp_path: Path,
+) -> None:
+    path = _old(tmp_path / "x", samples.write_docx, "handbook.docx")
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(IngestError, match=r"took longer than 0\.2 s"):
+        legacy.convert(path, work, str(legacy.soffice()), timeout_s=0.2)
+    leftover = subprocess.run(
+        ["pgrep", "-f", f"UserInstallation={(work / 'profile').as_uri()}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert leftover.stdout.strip() == ""
