@@ -123,8 +123,10 @@ async def group_examples(
                 conversation=ConversationState(f"reader-{conv.cid}", history=list(history)),
                 message=message, user_id="reader", options=TurnOptions(agent=name),
             )
-            query = result.metadata.search_query or message
-            hits = retriever.retrieve(query).hits
+            searched = result.metadata.search_query or message
+            trace = result.metadata.trace
+            query = str(getattr(trace, "reformulated_query", "") or searched)
+            hits = retriever.retrieve(searched).hits
             qid = f"{conv.cid}#{n}"
             judged = gold is not None or n in conv.unanswerable
             tags = dict(conv.tags) | {"turn": "first" if n == 1 else "follow-up"}

@@ -28,8 +28,8 @@ class ConversationalNodes:
     @timed("reformulate")
     async def reformulate(self, state: ConversationalState) -> Update:
         turn = state.turn
-        query = await self.steps.reformulate.run(Said(turn.message, turn.history))
-        return {"query": query, "search_query": query}
+        found = await self.steps.reformulate.run(Said(turn.message, turn.history))
+        return {"query": found.query, "search_query": found.search}
 
     @timed("classify")
     async def classify(self, state: ConversationalState) -> Update:
@@ -59,7 +59,8 @@ class ConversationalNodes:
 
     @timed("retrieve")
     async def retrieve(self, state: ConversationalState) -> Update:
-        result = await answering.search(self.wiring, self.agent, state.query, state.turn)
+        searched = state.search_query or state.query
+        result = await answering.search(self.wiring, self.agent, searched, state.turn)
         threshold = answering.gate_threshold(self.wiring, self.agent, state.turn)
         return {"hits": result.hits, "gate": answering.gate_info(result, threshold)}
 

@@ -40,7 +40,17 @@ class Said:
     history: tuple[HistoryMessage, ...] = ()
 
 
-Reformulator = Step[Said, str]
+@dataclass(frozen=True)
+class Reformulated:
+    """A follow-up made standalone (what the answer is read for) and what is searched for it:
+    the same text from a model; without one, the message with the person's last two messages
+    beside the heuristic's rewrite (``answering.follow_up_search``)."""
+
+    query: str
+    search: str
+
+
+Reformulator = Step[Said, Reformulated]
 Classifier = Step[Said, Intent]
 Clarifier = Step[Said, str]  # streams the question
 
@@ -56,9 +66,9 @@ class _ModelStep:
 
 
 class ModelReformulator(_ModelStep):
-    async def run(self, request: Said) -> str:
+    async def run(self, request: Said) -> Reformulated:
         if not request.history:
-            return request.message  # nothing to resolve against
+            return Reformulated(request.message, request.message)  # nothing to resolve against
         conversation = history_text(request.history, self.wiring.tuning.prompt_history_messages)
         # The heuristic's tracked topic is a hint: it also covers turns older than the window.
         # Not for a message that starts a subject of its own ("My head is pounding. What
@@ -78,12 +88,13 @@ class ModelReformulator(_ModelStep):
         query = lines[0].strip() if lines else ""
         if not query:
             raise LLMOutputError("the model wrote no question")
-        return query
+        return Reformulated(query, query)
 
 
 class HeuristicReformulator:
-    async def run(self, request: Said) -> str:
-        return answering.standalone_query(request.message, request.history)
+    async def run(self, request: Said) -> Reformulated:
+        query = answering.standalone_query(request.message, request.history)
+        return Reformulated(query, answering.follow_up_search(request.message, request.history))
 
 
 class ModelClassifier(_ModelStep):

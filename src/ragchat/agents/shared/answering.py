@@ -59,6 +59,21 @@ def standalone_query(message: str, history: Sequence[HistoryMessage]) -> str:
     return reformulate(message, history) if is_follow_up(message, history) else message
 
 
+FOLLOW_UP_CONTEXT = 2  # earlier user messages searched with a follow-up
+
+
+def follow_up_search(message: str, history: Sequence[HistoryMessage]) -> str:
+    """What to search for a follow-up without a model: the message and the person's last
+    ``FOLLOW_UP_CONTEXT`` messages, most recent first. On the corpus's conversations this
+    found the answer for 90% of follow-ups (train) against 83% for the rewritten question
+    alone, whose word substitutions misfire ("and a glass of wine with dinner?" → "lemons a
+    glass of wine …"); the reader still reads the rewritten question."""
+    if not is_follow_up(message, history):
+        return message
+    earlier = [m.content for m in history if m.role == "user"][-FOLLOW_UP_CONTEXT:]
+    return " ".join([message, *reversed(earlier)])
+
+
 async def search(
     wiring: AgentWiring, agent: AgentConfig, query: str, turn: Turn
 ) -> RetrievalResult:
