@@ -40,6 +40,7 @@ from ragchat.api.middleware import (
     RequestContextMiddleware,
 )
 from ragchat.api.routes import (
+    auth,
     chat,
     compat,
     conversations,
@@ -322,6 +323,7 @@ def create_app(
     install_docs(app)
     routers = (
         health,
+        auth,
         users,
         chat,
         conversations,
