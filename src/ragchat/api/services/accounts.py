@@ -199,6 +199,7 @@ class AccountService:
         if not self.passwords.verify(stored, password) or found is None:
             raise ApiError(401, "wrong_credentials", WRONG_CREDENTIALS)
         user = found[0]
+        self.store.touch_user(user.id)
         if self.passwords.needs_rehash(found[1]):
             self.store.set_password_hash(user.id, self.passwords.hash(password))
         claimed = Claimed()
