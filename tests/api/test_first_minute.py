@@ -142,3 +142,42 @@ def test_the_samples_are_read_only_and_uploads_go_to_ones_own(client: TestClient
     assert shouted.status_code == 403
     assert client.get("/kb/Medical").json()["name"] == "medical"
     assert client.post("/kb", json={"name": "Medical"}).status_code == 409
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLUB = ("members-guide.docx", "committee-meeting.vtt", "fees-and-tides.xlsx")
+
+
+def test_citations_name_the_row_and_the_cue_on_every_route(client: TestClient) -> None:
+    """A new person's Word file, transcript and spreadsheet: a question about one cell is
+    cited to its row, one about one sentence to its cue, in /chat, /query and /v1."""
+    signed_in(client)
+    client.post("/kb", json={"name": "harbour"})
+    job = upload(client, "harbour", *((n, (EXAMPLES / n).read_bytes()) for n in CLUB))
+    assert job["status"] == "done" and not job["result"]["errors"], job
+    cell, sentence = "How much is a mooring?", "Who is the race officer?"
+    row, cue = "Fees 2026, row 6", "00:00:19.500–00:00:31.000 (Tom Reid)"
+
+    def locations(citations: list[dict[str, Any]]) -> list[str]:
+        return [c["location"] for c in citations]
+
+    chat = client.post("/chat", json={"message": cell, "kb": "harbour"}).json()
+    assert "410 EUR" in chat["message"] and locations(chat["citations"]) == [row]
+    assert chat["citations"][0]["rows"] == [6, 6]
+    chat = client.post("/chat", json={"message": sentence, "kb": "harbour"}).json()
+    assert "Helen Park" in chat["message"] and locations(chat["citations"]) == [cue]
+    query = client.post("/query", json={"question": cell, "kb": "harbour"}).json()
+    assert locations(query["sources"]) == [row]
+    key = client.post("/users/me/api-keys", json={"name": "sdk"}).json()["secret"]
+    completion = sdk(client, key).chat.completions.create(
+        model="kb/harbour", messages=[{"role": "user", "content": sentence}]
+    )
+    extra = completion.model_extra or {}
+    assert locations(extra["citations"]) == [cue]
+    assert cue in (completion.choices[0].message.content or "")
+    streamed = list(
+        sdk(client, key).chat.completions.create(
+            model="kb/harbour", stream=True, messages=[{"role": "user", "content": cell}]
+        )
+    )
+    assert locations((streamed[-1].model_extra or {})["citations"]) == [row]
