@@ -150,9 +150,7 @@ def test_a_new_person_signs_in_and_asks_their_own_documents(
     other.shot("8-the-same-conversation")
 
 
-def test_uploads_go_to_your_own_and_a_file_without_text_says_why(
-    ui: UI, tmp_path: Path
-) -> None:
+def test_uploads_go_to_your_own_and_a_file_without_text_says_why(ui: UI, tmp_path: Path) -> None:
     page = ui.page
     page.click("#open-kb")
     page.locator("#panel[data-kind='kb']").wait_for()
@@ -189,7 +187,8 @@ def test_markers_wait_quietly_for_their_sources_while_streaming(ui: UI) -> None:
         """async () => {
           const md = await import('/static/js/markdown.js');
           const box = document.createElement('div');
-          box.append(md.renderMarkdown('A mooring is 410 EUR [1].', {citations: [], streaming: true}));
+          const text = 'A mooring is 410 EUR [1].';
+          box.append(md.renderMarkdown(text, {citations: [], streaming: true}));
           return {text: box.textContent, pending: box.querySelectorAll('.cite-pending').length,
                   glue: box.querySelector('.cite-glue')?.textContent};
         }"""
