@@ -399,3 +399,13 @@ def test_users_add_list_and_passwd(tmp_path: Path) -> None:
         assert signed.user.display_name == "Ada L"
     finally:
         store.close()
+
+
+def test_ingest_refuses_a_name_that_differs_only_in_case(data_dir: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["ingest", str(SAMPLE_KB_DIR / "medical"), "--kb", "Medical", "--data-dir", str(data_dir)],
+        terminal_width=200,
+    )
+    assert result.exit_code == 2, result.output
+    assert "'medical' exists" in result.output and "--kb medical" in result.output

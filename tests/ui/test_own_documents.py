@@ -195,3 +195,44 @@ def test_markers_wait_quietly_for_their_sources_while_streaming(ui: UI) -> None:
     )
     assert "[1]" not in out["text"] and out["pending"] == 1
     assert out["glue"] == "EUR1."
+
+
+def test_a_server_for_account_holders_only_asks_to_sign_in_first(
+    ui_factory: Any, make_server: Any
+) -> None:
+    """With anonymous use off, the page is the sign-in form; the session cookie the browser
+    gets is HttpOnly and SameSite=Lax, and signing out ends it."""
+    server = make_server(
+        RAGCHAT_AUTH__ANONYMOUS="false", RAGCHAT_API__BOOTSTRAP_KNOWLEDGE_BASES="false"
+    )
+    ui = ui_factory(server)
+    ui.open()
+    page = ui.page
+    assert page.locator("body[data-gate='sign-in'] #auth-form").is_visible()
+    assert page.locator("#composer").is_hidden()
+    assert not [c for c in page.context.cookies() if c["name"].startswith("ragchat")]
+    ui.shot("gate")
+    page.fill("#auth-username", "nobody")
+    page.fill("#auth-password", "wrong password")
+    page.click("#auth-submit")
+    page.locator("#auth-error:not([hidden])").wait_for()
+    assert "Wrong sign-in name or password." in page.locator("#auth-error").inner_text()
+    page.click("#auth-toggle")
+    page.fill("#auth-username", "grace")
+    page.fill("#auth-password", PASSWORD)
+    with page.expect_navigation():
+        page.click("#auth-submit")
+    page.wait_for_selector("body[data-ready='true']")
+    assert page.locator("#composer").is_visible()
+    [session] = [c for c in page.context.cookies() if c["name"] == "ragchat_session"]
+    assert session["httpOnly"] and session["sameSite"] == "Lax"
+    assert page.evaluate("() => document.cookie") == ""  # no script can read it
+    page.click("#account")
+    with page.expect_navigation():
+        page.click("#sign-out")
+    page.wait_for_selector("body[data-ready='true']")
+    assert page.locator("body[data-gate='sign-in']").count() == 1
+    stale = page.request.get(
+        f"{server.url}/users/me", headers={"Cookie": f"ragchat_session={session['value']}"}
+    )
+    assert stale.status == 401

@@ -560,8 +560,9 @@ function wire() {
 function gate() {
   document.body.dataset.gate = "sign-in";
   els.form.hidden = true;
-  $("#open-kb").hidden = true;
+  for (const id of ["#open-kb", "#new-chat", "#conv-empty"]) $(id).hidden = true;
   els.account.hidden = true;
+  setTitle("Sign in");
   const form = signInForm(state.auth, {
     heading: "Sign in to ragchat",
     onSignedIn: () => location.reload(),
