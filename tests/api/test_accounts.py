@@ -204,6 +204,20 @@ def test_a_session_acts_only_from_the_page_itself(server: Callable[..., Browser]
         "/conversations", json={"title": "x"}, headers={"Origin": "http://evil.example"}
     )
     assert forged.status_code == 403
+    # Nor can another site sign a visitor in or up (to an account of its choosing).
+    evil = {"Origin": "http://evil.example"}
+    assert (
+        tab.post(
+            "/auth/sign-in", json={"username": "ada", "password": PASSWORD}, headers=evil
+        ).status_code
+        == 403
+    )
+    assert (
+        browser()
+        .post("/auth/sign-up", json={"username": "eve", "password": PASSWORD}, headers=evil)
+        .status_code
+        == 403
+    )
     own = tab.post("/conversations", json={"title": "x"}, headers={"Origin": "http://testserver"})
     assert own.status_code == 201
     assert tab.get("/conversations", headers={"Origin": "http://evil.example"}).status_code == 200
@@ -246,6 +260,7 @@ def test_sign_up_keeps_what_a_key_made(server: Callable[..., Browser]) -> None:
     script.post("/kb", json={"name": "wildlife"})
     r = sign_up(script, "ada")
     assert r.status_code == 201 and r.json()["user"]["id"] == made["id"]
+    assert r.json()["user"]["display_name"] == "Ada"  # the key's user keeps its name
     page = browser()
     assert sign_in(page, "ada").status_code == 200
     assert "wildlife" in [kb["name"] for kb in page.get("/kb").json()]

@@ -88,7 +88,7 @@ async def _from_key(state: AppState, key: str) -> str | None:
     return await run_sync(state.store.user_for_api_key, key)
 
 
-def _same_origin(request: Request, state: AppState) -> bool:
+def same_origin(request: Request, state: AppState) -> bool:
     """Whether a request's ``Origin`` (when it sends one) is the page's own or an allowed one."""
     origin = request.headers.get("origin")
     if origin is None:
@@ -104,7 +104,7 @@ async def session_user(request: Request, state: State) -> str | None:
         return None
     user_id = await run_sync(state.accounts.session_user, token)
     unsafe = request.method not in SAFE_METHODS
-    if user_id is not None and unsafe and not _same_origin(request, state):
+    if user_id is not None and unsafe and not same_origin(request, state):
         raise ApiError(
             403, "cross_origin", "A signed-in session acts only from this server's page."
         )

@@ -13,6 +13,7 @@ from ragchat.api.deps import (
     cookie_user,
     known_user,
     owner,
+    same_origin,
     session_user,
 )
 from ragchat.api.errors import ApiError
@@ -45,6 +46,14 @@ async def _present(request: Request, state: AppState) -> User | None:
     return None if anonymous is None else await run_sync(state.store.get_user, anonymous)
 
 
+def _from_the_page(request: Request, state: AppState) -> None:
+    """Signing in or up only from this server's page (or an allowed origin) when the request
+    says where it comes from: another site cannot sign a visitor into an account of its own
+    choosing (login CSRF). Clients that send no ``Origin`` (curl, SDKs) are not browsers."""
+    if not same_origin(request, state):
+        raise ApiError(403, "cross_origin", "Sign in from this server's own page.")
+
+
 def _signed_in(response: Response, state: AppState, token: str, forget_cookie: bool) -> None:
     response.headers.append("Set-Cookie", state.accounts.cookie_header(token))
     if forget_cookie:  # the anonymous cookie's identity is the account's now
@@ -75,6 +84,7 @@ async def sign_up(body: SignUp, request: Request, response: Response, state: Sta
     """Where the operator allows sign-ups (``auth.sign_up``). With ``claim`` (the default),
     the caller's present identity — the page's cookie, or an API key made with ``POST /users``
     — becomes the account, keeping its conversations, knowledge bases and keys."""
+    _from_the_page(request, state)
     current = await _present(request, state)
     done = await run_sync(
         lambda: state.accounts.sign_up(
@@ -99,6 +109,7 @@ async def sign_in(body: SignIn, request: Request, response: Response, state: Sta
     (the previous one of this browser ends). With ``claim``, what the browser did before
     signing in (its anonymous cookie's conversations, knowledge bases, uploads) becomes the
     account's."""
+    _from_the_page(request, state)
     current = await _present(request, state)
     old = request.cookies.get(SESSION_COOKIE)
     done = await run_sync(

@@ -171,11 +171,12 @@ class AccountService:
         login = normalize_login(username)
         self.passwords.check_new(password)
         adopt = current if claim and current is not None and current.kind != "account" else None
+        kept = adopt.display_name if adopt is not None else None  # a key's user keeps its name
         try:
             user = self.store.create_account(
                 login,
                 self.passwords.hash(password),
-                display_name=display_name or username.strip(),
+                display_name=display_name or kept or username.strip(),
                 user_id=adopt.id if adopt is not None else None,
             )
         except Conflict:
