@@ -121,3 +121,15 @@ def test_citations_without_their_passage_or_quote_are_unchanged() -> None:
     bare = Citation(1, "c", "notes.md", "Notes", "Intro", 0.5, "preview")
     assert pinpoint("Something [1].", [bare]) == [bare]
     assert pinpoint("Nothing cited here.", [fees_citation()])[0].location == "Fees 2026, rows 2–8"
+
+
+def test_captions_quoted_far_apart_are_named_each() -> None:
+    reply = (
+        "The race officer will be Helen Park [1]. "
+        "The next committee meeting is on the 8th of July [1]."
+    )
+    [cited] = pinpoint(reply, [meeting_citation()])
+    assert cited.location == (
+        "00:00:19.500–00:00:31.000, 00:01:25.500–00:01:36.000 (Tom Reid, Maria Lopez)"
+    )
+    assert (cited.start_ts, cited.end_ts) == ("00:00:19.500", "00:01:36.000")

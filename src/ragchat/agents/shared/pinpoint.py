@@ -157,11 +157,19 @@ def _narrow_cues(citation: Citation, hit: Hit, sentences: list[str]) -> Citation
     speakers = tuple(dict.fromkeys(c.speaker for c in spans if c.speaker))
     start_ts, end_ts = format_ts(start), format_ts(end)
     who = f" ({', '.join(speakers)})" if speakers else ""
+    # Captions quoted far apart are named each, not as one range over what lies between.
+    runs: list[list[int]] = []
+    for i in picked:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    ranges = ", ".join(f"{format_ts(cues[r[0]].start)}–{format_ts(cues[r[-1]].end)}" for r in runs)
     return replace(
         citation,
         start_ts=start_ts,
         end_ts=end_ts,
         speakers=speakers,
-        location=f"{start_ts}–{end_ts}{who}",
+        location=f"{ranges}{who}",
         quote=citation.quote or " ".join(captions[i].strip() for i in picked),
     )

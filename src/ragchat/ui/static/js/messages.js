@@ -37,6 +37,12 @@ function shortTs(ts) {
 /** Where in its document a citation is, as short as possible: time range, page, sheet and
  * row(s), section. */
 export function chipWhere(c) {
+  const location = String(c.location || "");
+  if (/^\d+:\d{2}:\d{2}/.test(location)) {
+    // "00:00:19.500–00:00:31.000, 00:01:25.500–00:01:36.000 (…)": each quoted range, short.
+    const ranges = location.split(" (")[0].split(", ");
+    return ranges.map((r) => r.split("–").map(shortTs).join("–")).join(", ");
+  }
   if (c.start_ts || c.end_ts) return [c.start_ts, c.end_ts].filter(Boolean).map(shortTs).join("–");
   if (c.page !== null && c.page !== undefined) return `p. ${c.page}`;
   if (c.rows && c.location) return c.location;
