@@ -65,7 +65,7 @@ def main() -> None:
             while client.get(f"/jobs/{job}").json()["status"] not in ("done", "failed"):
                 time.sleep(0.2)
             rows: list[tuple[str, int, int, int, int, int]] = []
-            notes: list[tuple[str, str, str, list[tuple[object, object]]]] = []
+            notes: list[tuple[str, str, str, list[str]]] = []
             for kind, cases in (("spreadsheet cell", ROWS), ("transcript sentence", CUES)):
                 exact = holds = missed = refused = 0
                 for question, want in cases:
@@ -88,7 +88,8 @@ def main() -> None:
                     missed += not within
                     if not one:
                         label = "wider range" if within else "missed"
-                        notes.append((label, question, reply["message"][:110], spans))
+                        where = [c["location"] for c in cited]
+                        notes.append((label, question, reply["message"][:110], where))
                 rows.append((kind, len(cases), refused, exact, holds, missed))
     print_table(
         ["question about", "asked", "not answered", "cited exactly", "a wider range", "missed"],
