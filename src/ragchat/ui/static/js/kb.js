@@ -15,6 +15,11 @@ const ACCEPT = [
   ".epub", ".md", ".markdown", ".vtt", ".txt", ".jsonl", ".png", ".jpg", ".jpeg", ".tif", ".tiff",
 ].join(",");
 const POLL_MS = 400;
+
+function counted(documents, chunks) {
+  const n = (value, word) => `${value ?? "?"} ${word}${value === 1 ? "" : "s"}`;
+  return `${n(documents, "document")} · ${n(chunks, "chunk")}`;
+}
 const STORAGE_KEY = "ragchat.kb";
 
 /** preferred: a knowledge base to show when none was picked before (e.g. the one named like
@@ -215,9 +220,7 @@ export function openKnowledgeBases({
   function showInfo() {
     const info = infos.find((kb) => kb.name === current);
     if (info?.file_types?.length) fileInput.accept = info.file_types.join(",");
-    countLine.textContent = info
-      ? `${info.documents ?? "?"} documents · ${info.chunks ?? "?"} chunks`
-      : "";
+    countLine.textContent = info ? counted(info.documents, info.chunks) : "";
     const whose = !info
       ? ""
       : info.owned
@@ -294,7 +297,7 @@ export function openKnowledgeBases({
     if (!alive || token !== loads) return;
     docsHeading.textContent = `Documents in ${kb} (${docs.length})`;
     const chunks = docs.reduce((n, d) => n + (d.chunks || 0), 0);
-    countLine.textContent = `${docs.length} documents · ${chunks} chunks`;
+    countLine.textContent = counted(docs.length, chunks);
     clear(docsList);
     if (!docs.length) docsList.append(h("li", { class: "muted", text: "No documents yet." }));
     docs.sort((a, b) => String(b.added_at).localeCompare(String(a.added_at)));
