@@ -7,7 +7,7 @@ per page, and the share of questions whose answer is cited at the right place.
    ``200 * scale`` sections, a text PDF of ``100 * scale`` pages), each loaded ``--repeat``
    times in this process (no sandbox) and chunked; plus the small sample files of
    ``ragchat.ingest.samples`` per file.
-2. OCR: a scanned PDF of ``--ocr-pages`` pages (150 dpi A4 images, rendered at 300 dpi for
+2. OCR: a scanned PDF of ``--ocr-pages`` pages (150 dpi A4 images, rendered at 150 dpi for
    tesseract) and the same pages as PNG files.
 3. Cited right: the samples ingested into a scratch knowledge base; each sample question asked
    through ``ragchat.Chatbot`` (the offline answerer); a question counts when a citation of
@@ -216,7 +216,7 @@ def ocr_speed(tmp: Path, pages: int) -> None:
         load_file(png)
     png_s = time.perf_counter() - start
     right = sum("admitted with pneumonia" in s.text for s in doc.sections)
-    print(f"\n## OCR ({ocr.OCR_DPI} dpi render, tesseract single-threaded)")
+    print("\n## OCR (pages rendered at their own resolution, tesseract single-threaded)")
     print("| input | pages | seconds | s/page | pages with the test phrase read right |")
     print("|---|---:|---:|---:|---:|")
     print(f"| scanned PDF | {pages} | {pdf_s:.1f} | {pdf_s / pages:.2f} | {right}/{pages} |")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fpdf import FPDF
@@ -88,3 +89,60 @@ def test_a_damaged_image_fails_with_a_reason(
     path.write_bytes(b"\x89PNG\r\n\x1a\n garbage")
     with pytest.raises(IngestError, match=r"(damaged|not a readable) image"):
         load_file(path)
+
+
+def _table_image(dpi: int) -> Any:
+    """A ruled table of error codes drawn at ``dpi``, like a scan of a printed page."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rows = [("Code", "Meaning", "What to do"), ("E01", "Water inlet blocked", "Clean the filter")]
+    rows += [("E02", "Drain pump fault", "Check the drain hose")]
+    rows += [("E03", "Door not closed", "Close the door firmly")]
+    image = Image.new("L", (int(8.27 * dpi), int(5 * dpi)), 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=int(10 * dpi / 72))
+    x0, y0, row_h, widths = dpi, dpi, int(0.36 * dpi), [int(w * dpi) for w in (0.9, 2.4, 2.6)]
+    for r, row in enumerate(rows):
+        x = x0
+        for c, cell in enumerate(row):
+            draw.text((x + dpi // 12, y0 + r * row_h + dpi // 12), cell, fill=0, font=font)
+            x += widths[c]
+    for r in range(len(rows) + 1):
+        draw.line((x0, y0 + r * row_h, x0 + sum(widths), y0 + r * row_h), fill=0, width=2)
+    return image
+
+
+@needs_tesseract
+def test_a_scanned_table_is_read_as_rows_at_the_scans_own_resolution(tmp_path: Path) -> None:
+    path = tmp_path / "codes.pdf"
+    _table_image(200).save(str(path), "PDF", resolution=200.0)
+    [(_, _, dpi)] = list(ocr.render_pages(path.read_bytes(), [1], str(path)))
+    assert dpi == 200  # not resampled to 300
+    [doc] = PdfLoader().load(path)
+    [table] = [s for s in doc.sections if s.table]
+    assert table.metadata == {"page": 1, "ocr": True}
+    assert "Code: E02; Meaning: Drain pump fault; What to do: Check the drain hose." in table.text
+
+
+@needs_tesseract
+def test_specks_do_not_become_stops_and_skew_is_undone() -> None:
+    from PIL import Image, ImageDraw
+
+    image = samples.page_image("Your tenancy deposit is protected\nand the rent goes up to 940")
+    draw = ImageDraw.Draw(image)
+    for x, y in [(300, 500), (800, 900), (1000, 300), (200, 1200)]:
+        draw.rectangle((x, y, x + 2, y + 2), fill=0)
+    tilted = image.rotate(1.5, resample=Image.Resampling.BICUBIC, fillcolor=255)
+    page = ocr.read_image(tilted, "scan", str(ocr.tesseract()), 150)
+    assert "Your tenancy deposit is protected\nand the rent goes up to 940" in page.text
+
+
+def test_a_column_of_codes_is_read_the_way_most_of_it_is() -> None:
+    from ragchat.ingest.layout import Table
+    from ragchat.ingest.ocr_codes import agree_codes
+
+    rows = [["Code", "Meaning"], ["EO1", "Inlet"], ["E02.", "Pump"], ["E03", "Door"]]
+    rows += [["E04", "Heater"], ["Fuse", "Mains"]]
+    table = Table([list(r) for r in rows], 0, 0)
+    agree_codes(table)
+    assert [r[0] for r in table.rows] == ["Code", "E01", "E02", "E03", "E04", "Fuse"]

@@ -10,9 +10,19 @@ import re
 from pathlib import Path
 
 from ragchat.errors import IngestError
-from ragchat.ingest.ocr import MAX_PIXELS, MISSING, check_pixels, ocr_image, tesseract
-from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex, too_much_text
-from ragchat.types import LoadedDocument, Section
+from ragchat.ingest.ocr import (
+    MAX_PIXELS,
+    MISSING,
+    OcrPage,
+    check_pixels,
+    page_sections,
+    read_image,
+    stated_dpi,
+    tesseract,
+)
+from ragchat.ingest.ocr_clean import drop_running_heads
+from ragchat.ingest.text_utils import read_bytes, sha256_hex, too_much_text
+from ragchat.types import LoadedDocument
 
 MAX_FRAMES = 500
 
@@ -41,22 +51,28 @@ class ImageLoader:
                     raise IngestError(
                         source, f"too many pages ({frames}; at most {self.max_pages} per image)"
                     )
-                sections = []
+                read: list[OcrPage] = []
                 chars = 0
-                for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
+                for frame in ImageSequence.Iterator(image):
                     check_pixels(*frame.size, source)
-                    text = normalize_ws(ocr_image(ImageOps.exif_transpose(frame), source, command))
-                    chars += len(text)
+                    page = read_image(
+                        ImageOps.exif_transpose(frame),
+                        source,
+                        command,
+                        stated_dpi(frame.info.get("dpi")),
+                    )
+                    chars += len(page.text) + sum(
+                        len(c) for t in page.tables for row in t.rows for c in row
+                    )
                     if self.max_chars and chars > self.max_chars:
                         raise IngestError(source, too_much_text(self.max_chars))
-                    if text:
-                        sections.append(
-                            Section(
-                                text=text,
-                                locator=f"p{number}",
-                                metadata={"page": number, "ocr": True},
-                            )
-                        )
+                    read.append(page)
+                texts = drop_running_heads([p.text for p in read])
+                sections = [
+                    s
+                    for number, (page, text) in enumerate(zip(read, texts, strict=True), start=1)
+                    for s in page_sections(page, text, number)
+                ]
         except Image.DecompressionBombError as exc:  # over twice ocr.MAX_PIXELS
             pixels = re.search(r"\((\d+) pixels\)", str(exc))
             size = f"{int(pixels.group(1)):,} pixels" if pixels else "too many pixels"

@@ -1,7 +1,9 @@
 """PDF loader: one section per page so every chunk can cite its exact page.
 
 Pages without a text layer (scans) are read by OCR (``ingest.ocr``) when tesseract is
-installed; their citation is still the page.
+installed; their citation is still the page. A table on a page, on the text layer
+(``ingest.pdf_tables``) or in a scan (``ingest.layout``), becomes a section of its own of row
+lines naming their columns (``ingest.tables``), cited by the same page.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from ragchat.errors import IngestError
 from ragchat.ingest import ocr
+from ragchat.ingest.ocr_clean import drop_running_heads
+from ragchat.ingest.pdf_tables import find_pdf_tables
+from ragchat.ingest.pictures import Pictures, page_lines, page_tables
+from ragchat.ingest.tables import table_section
 from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex, too_much_text
 from ragchat.types import LoadedDocument, Section
 
@@ -81,6 +87,9 @@ class PdfLoader:
             raise IngestError(source, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
 
         warnings: tuple[str, ...] = ()
+        sections = self._tables(data, sections, scanned)
+        sections, picture_notes = _pictures(data, source, sections, scanned)
+        warnings += picture_notes
         if scanned:
             sections, warnings = self._ocr(data, source, sections, scanned, chars)
         if not sections:
@@ -110,19 +119,50 @@ class PdfLoader:
                 f"{len(pages)} page(s) without a text layer ({listed}) were not "
                 f"read: {ocr.MISSING}",
             )
-        by_page = {s.metadata["page"]: s for s in sections}
-        for number, image in ocr.render_pages(data, pages, source):
-            text = normalize_ws(ocr.ocr_image(image, source, command))
-            old = by_page.get(number)
-            if len(text) <= (len(old.text) if old else 0):
+        by_page: dict[int, list[Section]] = {}
+        for section in sections:
+            by_page.setdefault(section.metadata["page"], []).append(section)
+        read: dict[int, ocr.OcrPage] = {}
+        for number, image, dpi in ocr.render_pages(data, pages, source):
+            page = ocr.read_image(image, source, command, dpi)
+            old = sum(len(s.text) for s in by_page.get(number, []))
+            new = len(page.text) + sum(len(r) for t in page.tables for row in t.rows for r in row)
+            if new <= old:
                 continue
-            chars += len(text) - (len(old.text) if old else 0)
+            chars += new - old
             if self.max_chars and chars > self.max_chars:
                 raise IngestError(source, too_much_text(self.max_chars))
-            by_page[number] = Section(
-                text=text, locator=f"p{number}", metadata={"page": number, "ocr": True}
-            )
-        return [by_page[n] for n in sorted(by_page)], ()
+            read[number] = page
+        texts = drop_running_heads([read[n].text for n in sorted(read)])
+        for number, text in zip(sorted(read), texts, strict=True):
+            by_page[number] = ocr.page_sections(read[number], text, number)
+        return [s for n in sorted(by_page) for s in by_page[n]], ()
+
+    @staticmethod
+    def _tables(data: bytes, sections: list[Section], scanned: list[int]) -> list[Section]:
+        """Pages with a table: their prose, then each table as rows (``pdf_tables``)."""
+        pages = [s.metadata["page"] for s in sections if s.metadata["page"] not in scanned]
+        found = find_pdf_tables(data, pages) if pages else {}
+        if not found:
+            return sections
+        out: list[Section] = []
+        for section in sections:
+            number = section.metadata["page"]
+            page = found.get(number)
+            if page is None:
+                out.append(section)
+                continue
+            prose = normalize_ws("\n".join(page.prose))
+            if prose:
+                out.append(Section(text=prose, locator=f"p{number}", metadata={"page": number}))
+            for k, (rows, heading) in enumerate(zip(page.tables, page.headings, strict=True), 1):
+                meta: dict[str, object] = {"page": number}
+                if heading:
+                    meta["heading"] = heading
+                table = table_section(rows[0], rows[1:], locator=f"p{number}.t{k}", metadata=meta)
+                if table is not None:
+                    out.append(table)
+        return out
 
     @staticmethod
     def _decrypt(reader: PdfReader, source: str) -> None:
@@ -148,3 +188,62 @@ class PdfLoader:
         except Exception:  # a broken Info dictionary should not lose the pages
             return ""
         return title.strip() if isinstance(title, str) else ""
+
+
+def _pictures(
+    data: bytes, source: str, sections: list[Section], scanned: list[int]
+) -> tuple[list[Section], tuple[str, ...]]:
+    """Pictures on pages with a text layer, read by OCR (``ingest.pictures``): their text is a
+    section of its page, after the page's own."""
+    pictures = Pictures(source)
+    if pictures.command is None:
+        return sections, ()
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    pages = sorted({s.metadata["page"] for s in sections} - set(scanned))
+    added: dict[int, list[Section]] = {}
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError:
+        return sections, ()
+    try:
+        for number in pages:
+            page = pdf[number - 1]
+            try:
+                images = list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
+                for k, obj in enumerate(images, start=1):
+                    width, height = obj.get_px_size()
+                    if not pictures.may_hold_text(width, height):
+                        continue  # an icon, a rule, a bullet: not decoded at all
+                    image = obj.get_bitmap(render=False).to_pil()
+                    read = pictures.from_image(image, image.tobytes())
+                    if read is None:
+                        continue
+                    meta = {"page": number, "picture": True}
+                    text = normalize_ws("\n".join(page_lines(read)))
+                    extra = added.setdefault(number, [])
+                    if text:
+                        extra.append(Section(text=text, locator=f"p{number}.i{k}", metadata=meta))
+                    for t, rows in enumerate(page_tables(read), start=1):
+                        table = table_section(
+                            rows[0], rows[1:], locator=f"p{number}.i{k}.t{t}", metadata=meta
+                        )
+                        if table is not None:
+                            extra.append(table)
+            except pdfium.PdfiumError:
+                continue
+            finally:
+                page.close()
+    finally:
+        pdf.close()
+    if not added:
+        return sections, pictures.warnings()
+    out: list[Section] = []
+    for i, section in enumerate(sections):
+        out.append(section)
+        number = section.metadata["page"]
+        last = i + 1 == len(sections) or sections[i + 1].metadata["page"] != number
+        if last:
+            out += added.pop(number, [])
+    return out, pictures.warnings()

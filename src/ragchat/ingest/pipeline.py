@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ragchat.errors import IngestError
+from ragchat.ingest import degenerate
 from ragchat.ingest.registry import is_supported, iter_files, loader_for
 from ragchat.types import LoadedDocument
 
@@ -16,15 +17,18 @@ ErrorCallback = Callable[[IngestError], None]
 
 
 def load_file(path: Path) -> list[LoadedDocument]:
-    """Loads one file; anything but an ``IngestError`` from a loader is a bug, still reported."""
+    """Loads one file; anything but an ``IngestError`` from a loader is a bug, still reported.
+    Degenerate text (``ingest.degenerate``) fails the file with its reason."""
     loader = loader_for(path)
     try:
-        return loader.load(path)
+        docs = loader.load(path)
     except IngestError:
         raise
     except Exception as exc:
         logger.exception("unexpected error loading %s", path)
         raise IngestError(str(path), f"unexpected {type(exc).__name__}: {exc}") from exc
+    degenerate.check(docs, str(path))
+    return docs
 
 
 def load_paths(

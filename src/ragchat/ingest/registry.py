@@ -10,6 +10,7 @@ from ragchat.ingest.base import Loader
 from ragchat.ingest.epub import EpubLoader
 from ragchat.ingest.images import ImageLoader
 from ragchat.ingest.jsonl import JsonlLoader
+from ragchat.ingest.legacy import LegacyOfficeLoader
 from ragchat.ingest.markdown import MarkdownLoader
 from ragchat.ingest.pdf import PdfLoader
 from ragchat.ingest.sheets import CsvLoader, ExcelLoader
@@ -32,6 +33,7 @@ _INSTANCES: tuple[Loader, ...] = (
     HtmlLoader(),
     EpubLoader(),
     ImageLoader(),
+    LegacyOfficeLoader(),
 )
 LOADERS: dict[str, Loader] = {suffix: ld for ld in _INSTANCES for suffix in ld.suffixes}
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(sorted(LOADERS))
@@ -49,6 +51,7 @@ FORMATS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Plain text", TextLoader.suffixes),
     ("JSONL corpus", JsonlLoader.suffixes),
     ("Image (OCR)", ImageLoader.suffixes),
+    ("Word, Excel, PowerPoint 97-2003 (by LibreOffice)", LegacyOfficeLoader.suffixes),
 )
 
 
@@ -61,7 +64,14 @@ def bounded_loader(path: Path, *, max_chars: int | None, max_pages: int | None) 
     if isinstance(loader, ImageLoader):
         return ImageLoader(max_chars, max_pages)
     if isinstance(
-        loader, WordLoader | SlidesLoader | ExcelLoader | CsvLoader | HtmlLoader | EpubLoader
+        loader,
+        WordLoader
+        | SlidesLoader
+        | ExcelLoader
+        | CsvLoader
+        | HtmlLoader
+        | EpubLoader
+        | LegacyOfficeLoader,
     ):
         return type(loader)(max_chars)
     return loader

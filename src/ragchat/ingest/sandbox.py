@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from ragchat.errors import IngestCancelled, IngestError
+from ragchat.ingest import degenerate
 from ragchat.ingest.registry import bounded_loader
 from ragchat.ingest.text_utils import too_much_text
 from ragchat.types import LoadedDocument
@@ -66,6 +67,7 @@ def parse_file(path: Path, limits: ParseLimits) -> list[LoadedDocument]:
         chars = sum(len(s.text) for d in docs for s in d.sections)
         if chars > limits.max_chars:
             raise IngestError(source, too_much_text(limits.max_chars))
+    degenerate.check(docs, source)
     return docs
 
 

@@ -3,7 +3,9 @@
 A slide's text is its title, then its shapes top to bottom, then its speaker notes (often
 where the substance of a talk is). A table on a slide is its own section of row lines
 (``ingest.tables``) with the same slide number and title. Footers, dates and slide numbers
-are left out: they repeat on every slide and answer nothing.
+are left out: they repeat on every slide and answer nothing. A picture on a slide that holds
+text (a pasted table, a photographed notice) is read by OCR (``ingest.pictures``): its lines
+join the slide's text, its tables are sections of the slide.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragchat.errors import IngestError
 from ragchat.ingest.archive import check_zip
+from ragchat.ingest.pictures import Pictures, page_lines, page_tables
 from ragchat.ingest.tables import cell_text, table_section
 from ragchat.ingest.text_utils import normalize_ws, read_bytes, sha256_hex, too_much_text
 from ragchat.types import LoadedDocument, Section
@@ -87,8 +90,9 @@ class SlidesLoader:
             ) from exc
         sections: list[Section] = []
         chars = 0
+        pictures = Pictures(source)
         for number, slide in enumerate(deck.slides, start=1):
-            for section in self._slide(slide, number):
+            for section in self._slide(slide, number, pictures):
                 chars += len(section.text)
                 if self.max_chars and chars > self.max_chars:
                     raise IngestError(source, too_much_text(self.max_chars))
@@ -104,14 +108,17 @@ class SlidesLoader:
                 title=title,
                 sections=tuple(sections),
                 metadata={"title": title, "slides": len(deck.slides)},
-                warnings=() if sections else ("no text on any slide",),
+                warnings=pictures.warnings() + (() if sections else ("no text on any slide",)),
             )
         ]
 
     @staticmethod
-    def _slide(slide: Slide, number: int) -> list[Section]:
+    def _slide(slide: Slide, number: int, pictures: Pictures) -> list[Section]:
         title = _title(slide)
         meta = {"slide": number, "slide_title": title}
+        # A table's rows are a section of their own: the title says what they are about, as a
+        # heading does over a Word table (the answerer reads it; the citation stays the slide).
+        table_meta = {**meta, "heading": title} if title else meta
         lines: list[str] = [title] if title else []
         tables: list[Section] = []
         skip, titles = _kinds()
@@ -128,10 +135,24 @@ class SlidesLoader:
                     rows[0] if rows else [],
                     rows[1:],
                     locator=f"sl{number}.{len(tables) + 1}",
-                    metadata=meta,
+                    metadata=table_meta,
                 )
                 if section is not None:
                     tables.append(section)
+            elif _is_picture(shape):
+                page = pictures.from_bytes(shape.image.blob)
+                if page is None:
+                    continue
+                lines += page_lines(page)
+                for rows in page_tables(page):
+                    section = table_section(
+                        rows[0],
+                        rows[1:],
+                        locator=f"sl{number}.{len(tables) + 1}",
+                        metadata=table_meta,
+                    )
+                    if section is not None:
+                        tables.append(section)
             elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
                 for paragraph in shape.text_frame.paragraphs:
                     text = " ".join(paragraph.text.split())
@@ -148,3 +169,15 @@ class SlidesLoader:
         elif title and not tables:
             out.append(Section(text=title, locator=f"sl{number}", metadata=meta))
         return out + tables
+
+
+def _is_picture(shape: Any) -> bool:
+    """A picture shape whose image can be read (a linked picture has none)."""
+    from pptx.shapes.picture import Picture
+
+    if not isinstance(shape, Picture):  # placeholder pictures are Pictures too
+        return False
+    try:
+        return bool(shape.image.blob)
+    except (AttributeError, KeyError, ValueError):
+        return False

@@ -2,7 +2,9 @@
 
 python-docx rather than a converter to Markdown (markitdown, mammoth): it hands over the body
 in reading order with each paragraph's style, which is all a heading path needs, and tables
-as cells, which become row lines (``ingest.tables``) without a Markdown round trip.
+as cells, which become row lines (``ingest.tables``) without a Markdown round trip. A picture
+in a paragraph that holds text (a pasted screenshot of a table) is read by OCR
+(``ingest.pictures``) under the heading it sits under.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragchat.errors import IngestError
 from ragchat.ingest.archive import check_zip
+from ragchat.ingest.pictures import Pictures, page_lines, page_tables
 from ragchat.ingest.structure import Outline
 from ragchat.ingest.tables import cell_text
 from ragchat.ingest.text_utils import read_bytes, sha256_hex
@@ -92,8 +95,10 @@ class WordLoader:
             ) from exc
         outline = Outline(source, max_chars=self.max_chars)
         styles = _style_names(document)
+        pictures = Pictures(source)
         for block in document.iter_inner_content():
             if isinstance(block, Paragraph):
+                _pictures(block, document, pictures, outline)
                 text = block.text
                 if not text.strip():
                     continue
@@ -123,6 +128,25 @@ class WordLoader:
                 title=title,
                 sections=tuple(sections),
                 metadata={**props, "title": title},
-                warnings=() if sections else ("no text in the Word document",),
+                warnings=pictures.warnings()
+                + (() if sections else ("no text in the Word document",)),
             )
         ]
+
+
+def _pictures(paragraph: Any, document: Any, pictures: Pictures, outline: Outline) -> None:
+    """The text of the pictures in ``paragraph``, into the outline where they sit."""
+    if pictures.command is None:
+        return
+    for rid in paragraph._p.xpath(".//a:blip/@r:embed"):
+        part = document.part.related_parts.get(rid)
+        blob = getattr(part, "blob", None)
+        if not blob:
+            continue
+        page = pictures.from_bytes(blob)
+        if page is None:
+            continue
+        for line in page_lines(page):
+            outline.line(line)
+        for rows in page_tables(page):
+            outline.table(rows[0], rows[1:])
