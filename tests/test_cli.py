@@ -345,3 +345,67 @@ def test_chat_with_one_knowledge_base(data_dir: Path) -> None:
     out = " ".join(result.output.split())
     assert out.count("documents ›") == 2 and "[1]" in out
     assert "Ibuprofen" in out and "bleeding" in out.lower()
+
+
+def test_chat_with_a_missing_knowledge_base_names_the_data_directory(data_dir: Path) -> None:
+    result = runner.invoke(
+        app, ["chat", "--kb", "sailing", "--data-dir", str(data_dir)], terminal_width=300
+    )
+    assert result.exit_code == 3, result.output
+    assert str(data_dir.resolve()) in result.output
+    assert "holds: medical" in result.output
+    assert "ragchat ingest <files or folder> --kb sailing" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_users_add_list_and_passwd(tmp_path: Path) -> None:
+    """An operator's accounts: the person signs in on the page with them."""
+    data = ["--data-dir", str(tmp_path)]
+    weak = runner.invoke(app, ["users", "add", "ada", "--password-stdin", *data], input="short\n")
+    assert weak.exit_code == 2 and "at least 8 characters" in weak.output
+    made = runner.invoke(
+        app,
+        ["users", "add", "Ada", "--display-name", "Ada L", "--password-stdin", *data],
+        input="a good long password\n",
+    )
+    assert made.exit_code == 0, made.output
+    again = runner.invoke(
+        app, ["users", "add", "ADA", "--password-stdin", *data], input="another password\n"
+    )
+    assert again.exit_code == 2 and "taken" in again.output
+    listed = runner.invoke(app, ["users", "list", *data], terminal_width=200)
+    assert "ada" in listed.output and "Ada L" in listed.output
+    changed = runner.invoke(
+        app, ["users", "passwd", "ada", "--password-stdin", *data], input="a brand new one\n"
+    )
+    assert changed.exit_code == 0, changed.output
+    missing = runner.invoke(
+        app, ["users", "passwd", "bob", "--password-stdin", *data], input="whatever long\n"
+    )
+    assert missing.exit_code == 3
+
+    from ragchat.api.limits import RateLimits
+    from ragchat.api.services.accounts import AccountService
+    from ragchat.settings import Settings
+    from ragchat.store import build_store
+
+    settings = Settings(data_dir=tmp_path)
+    store = build_store(settings)
+    try:
+        accounts = AccountService(settings.auth, store, RateLimits(0, 0))
+        signed = accounts.sign_in(
+            "ada", "a brand new one", current=None, claim=False, address="cli"
+        )
+        assert signed.user.display_name == "Ada L"
+    finally:
+        store.close()
+
+
+def test_ingest_refuses_a_name_that_differs_only_in_case(data_dir: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["ingest", str(SAMPLE_KB_DIR / "medical"), "--kb", "Medical", "--data-dir", str(data_dir)],
+        terminal_width=200,
+    )
+    assert result.exit_code == 2, result.output
+    assert "'medical' exists" in result.output and "--kb medical" in result.output

@@ -171,7 +171,7 @@ def _build(settings: Settings, kb: str, chat_model: ChatModel | None) -> ChatEng
     from ragchat.runtime import prepare_runtime
 
     prepare_runtime(settings)
-    app_config = resolve_config(kb, settings)
+    app_config = resolve_config(kb, settings, must_exist=True)
     embedder = resources.embedder(settings)
     ensure_knowledge_bases(settings, app_config, resources.ingest_embedder(settings, embedder))
     model = chat_model if chat_model is not None else build_chat_model(settings)

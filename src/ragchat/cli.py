@@ -26,6 +26,7 @@ from ragchat.cli_common import (
 )
 from ragchat.eval.cli import eval_app
 from ragchat.kb_cli import health, kb_app
+from ragchat.users_cli import users_app
 
 if TYPE_CHECKING:
     from ragchat.index.ingestion import IngestReport
@@ -38,6 +39,7 @@ app = typer.Typer(
 app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(chat_app, name="chat")
+app.add_typer(users_app, name="users")
 app.command("health")(health)
 
 
@@ -81,6 +83,12 @@ def ingest(
                 f"nothing to ingest: no file of a supported type; supported: {supported_types()}",
             )
         store = vector_store(settings)
+        other_case = [n for n in store.names() if n.lower() == kb.lower() and n != kb]
+        if other_case:  # names are one without regard to case (the server refuses both)
+            raise errors.InvalidInput(
+                f"a knowledge base {other_case[0]!r} exists: ingest into it with "
+                f"--kb {other_case[0]} (names are the same whatever their case)"
+            )
         embedded = isinstance(store, EmbeddedStore)  # its files answer without a model
         unchanged = None if prune or not embedded else all_unchanged(settings.kb_root / kb, paths)
         if unchanged is not None:  # nothing to do: no model to load

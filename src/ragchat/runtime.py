@@ -21,6 +21,9 @@ def prepare_runtime(settings: Settings) -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     threadpool_limits(1, user_api="blas")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # Libraries' progress bars ("Loading weights 103/103") are noise in a server's log; the
+    # export says in one line what it does and ``ragchat serve`` says when it is ready.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if not settings.allow_downloads:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"

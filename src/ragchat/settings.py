@@ -379,6 +379,30 @@ class CompatSettings(BaseModel):
     root: Literal["auto", "page", "json"] = "auto"
 
 
+class AuthSettings(BaseModel):
+    """Accounts and who may use the server without one (``api/services/accounts.py``,
+    docs/security.md "Accounts"). Env: ``RAGCHAT_AUTH__SIGN_UP=false`` etc."""
+
+    # Anyone may create an account on the page (``POST /auth/sign-up``). Off: accounts are
+    # made by an operator only (``ragchat users add NAME``).
+    sign_up: bool = True
+    # Callers without an account or API key get a cookie identity (the page before signing
+    # in; the replaced systems' clients, which send no credentials, need it). Off: the page
+    # asks to sign in, and every other route answers 401 without a key or a session.
+    anonymous: bool = True
+    # A signed-in page session ends when unused for this long, and in any case after
+    # ``session_max_days`` (then the person signs in again).
+    session_idle_minutes: int = Field(default=7 * 24 * 60, ge=5)
+    session_max_days: int = Field(default=30, ge=1)
+    # Passwords: at least this long (NIST SP 800-63B: length, no composition rules), at most
+    # ``max_password_chars`` (argon2 hashes any length; the cap bounds the work per attempt).
+    min_password_chars: int = Field(default=8, ge=1)
+    max_password_chars: int = Field(default=256, ge=8)
+    # Sign-in attempts per sign-in name per minute, and 4x that per client address (429 +
+    # Retry-After past it; a failed and a successful attempt both count).
+    sign_in_attempts_per_minute: int = Field(default=5, ge=1)
+
+
 class Settings(BaseSettings):
     """Environment variables use the RAGCHAT_ prefix and ``__`` for nesting,
     e.g. ``RAGCHAT_RETRIEVAL__ALPHA=0.6``."""
@@ -414,6 +438,7 @@ class Settings(BaseSettings):
     agents: AgentSettings = AgentSettings()
     memory: MemorySettings = MemorySettings()
     api: ApiSettings = ApiSettings()
+    auth: AuthSettings = AuthSettings()
     vector_store: VectorStoreSettings = VectorStoreSettings()
     compat: CompatSettings = CompatSettings()
     # Tests only: SIGKILL the process at this point of a knowledge-base write, e.g.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 DocKind = Literal[
@@ -225,9 +225,12 @@ class Citation:
     # The words an extractive answer quoted from this source (transcripts: the cues whose time
     # range start_ts/end_ts give); "" when the whole passage is the reference.
     quote: str = ""
+    # The retrieved passage cited (its text, rows, cues), so the citation can be narrowed to
+    # what the reply quoted (``agents/shared/pinpoint.py``); never serialized.
+    hit: Hit | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "hit"}
         data["section_path"] = list(self.section_path)
         data["speakers"] = list(self.speakers)
         data["rows"] = None if self.rows is None else list(self.rows)
@@ -279,4 +282,5 @@ def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Cita
         slide=int(md["slide"]) if "slide" in md else None,
         sheet=(str(md["sheet"]) or None) if "sheet" in md else None,
         rows=(int(rows[0]), int(rows[-1])) if rows else None,
+        hit=hit,
     )

@@ -40,3 +40,23 @@ def test_sample_knowledge_bases_are_ingested_once(
     assert not any(k.changed for k in again)
     assert all(k.report.unchanged_files == k.report.files > 0 for k in again)
     assert kbs["companion"].child_count() > 0
+
+
+def test_a_missing_knowledge_base_says_where_it_looked_and_how_to_make_it(
+    tmp_path: Path,
+) -> None:
+    """``Chatbot(kb="sailing")`` and ``ragchat chat --kb sailing`` run from the wrong folder:
+    one line naming the data directory, what it holds and the command that creates it."""
+    import pytest
+
+    from ragchat import Chatbot
+    from ragchat.errors import KnowledgeBaseNotFound
+
+    elsewhere = Settings(data_dir=tmp_path / "elsewhere")
+    with pytest.raises(KnowledgeBaseNotFound) as missing:
+        Chatbot(elsewhere, kb="sailing")
+    message = str(missing.value)
+    assert str((tmp_path / "elsewhere").resolve()) in message
+    assert "RAGCHAT_DATA_DIR" in message
+    assert "ragchat ingest <files or folder> --kb sailing" in message
+    assert "holds: none yet" in message

@@ -47,8 +47,8 @@ def test_chat_creates_then_continues_a_conversation_with_a_sticky_agent(
 
 
 def test_chat_rejects_bad_input_before_storing_anything(client: TestClient) -> None:
-    r = client.post("/chat", json={"message": "   "})
-    assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_message"
+    r = client.post("/chat", json={"message": "   "})  # like "": one mistake, one answer
+    assert r.status_code == 422 and "The message is empty." in r.json()["error"]["message"]
     r = client.post("/chat", json={"message": "hi", "agent": "nobody"})
     assert r.status_code == 400 and "medical" in r.json()["error"]["message"]
     r = client.post("/chat", json={"session_id": " ", "message": "hi"})  # blank

@@ -72,19 +72,21 @@ def test_each_file_succeeds_or_fails_on_its_own(app_client: TestClient, tmp_path
     r = app_client.post("/kb/notes/documents", files=files)
     job = wait_for(app_client, r.json()["job_id"])
     assert job["status"] == "done", job
-    assert job["message"].endswith("; 2 file(s) failed")
+    assert job["message"].endswith("; 3 file(s) failed")
     result = job["result"]
-    assert result["doc_ids"]["quokka-care.md"] and result["added_files"] == 2
+    assert result["doc_ids"]["quokka-care.md"] and result["added_files"] == 1
     assert sorted(result["errors"], key=lambda e: e["file"]) == [
         {"file": "broken.pdf", "reason": "truncated or corrupt PDF (no %%EOF marker at the end)"},
         {"file": "deep.jsonl", "reason": "line 1: JSON nested too deeply"},
+        # No text is a failed file with its reason, not a listed document of 0 chunks.
+        {"file": "empty.md", "reason": "no text after frontmatter"},
     ]
-    assert result["warnings"] == ["empty.md: no text after frontmatter"]
+    assert result["warnings"] == []
     assert str(tmp_path) not in str(job) and "uploads" not in str(job)
     listed = sorted(d["file"] for d in app_client.get("/kb/notes/documents").json())
-    assert listed == ["empty.md", "quokka-care.md"]
+    assert listed == ["quokka-care.md"]
     # The files that failed are gone from the server; the good ones stay.
-    assert _uploads(tmp_path) == ["empty.md", "quokka-care.md"]
+    assert _uploads(tmp_path) == ["quokka-care.md"]
 
 
 def test_a_job_that_fails_entirely_leaves_no_file_behind(

@@ -273,3 +273,36 @@ def test_knowledge_bases_are_written_with_int8_and_searched_with_fp32(onnx_cache
     assert np.allclose(writer.embed_documents(TEXTS), int8.embed_documents(TEXTS), atol=1e-6)
     assert np.allclose(writer.embed_query(TEXTS[0]), fp32.embed_query(TEXTS[0]), atol=1e-6)
     assert not np.allclose(int8.embed_query(TEXTS[0]), fp32.embed_query(TEXTS[0]), atol=1e-4)
+
+
+def test_the_export_logs_no_third_party_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """onnxruntime's quantizer warns on the root logger that "pre-processing" could help:
+    noise in a server's first-start log, said by no one who can act on it."""
+    import logging
+
+    import onnxruntime.quantization as quantization
+
+    from ragchat.index import onnx_export
+
+    def noisy(*_: object, **__: object) -> None:
+        logging.getLogger().warning("Please consider to run pre-processing before quantization.")
+        logging.getLogger().info("skipping node MatMul_12")
+
+    monkeypatch.setattr(quantization, "quantize_dynamic", noisy)
+    caplog.set_level(logging.INFO)
+    onnx_export._quantize(tmp_path / "in.onnx", tmp_path / "out.onnx")
+    assert not [r for r in caplog.records if "pre-processing" in r.getMessage()]
+    logging.getLogger().warning("after the export")  # logging is back as it was
+    assert [r.getMessage() for r in caplog.records] == ["after the export"]
+
+
+def test_libraries_draw_no_progress_bars_in_a_server_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragchat.runtime import prepare_runtime
+
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    prepare_runtime(Settings())
+    import os
+
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"

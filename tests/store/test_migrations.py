@@ -250,3 +250,30 @@ def test_unopenable_sqlite_is_store_unavailable(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'missing-dir' / 'x.sqlite3'}"
     with pytest.raises(StoreUnavailable):
         build_store(Settings(data_dir=tmp_path, database_url=url))
+
+
+def test_v6_keeps_knowledge_bases_whose_names_differ_only_in_case(database_url: str) -> None:
+    """Names became one without regard to case: the oldest keeps its name, the others get a
+    suffix, nothing is lost."""
+    from sqlalchemy import text
+
+    engine = create_store_engine(database_url)
+    try:
+        assert migrate(engine, MIGRATIONS[:5]) == [1, 2, 3, 4, 5]
+        with engine.begin() as conn:
+            for i, name in enumerate(("Sailing", "sailing", "SAILING", "tides")):
+                conn.execute(
+                    text(
+                        "INSERT INTO knowledge_bases (storage, name, owner_id, description, "
+                        "default_agent, shared, created_at, updated_at) VALUES (:s, :n, NULL, "
+                        "'', NULL, :f, :t, :t)"
+                    ),
+                    {"s": f"{name}-store", "n": name, "f": False, "t": datetime(2025, 1, 1 + i)},
+                )
+        assert migrate(engine) == list(range(6, NEXT))
+        store = SqlStore(engine)
+        names = sorted(row.name for row in store.list_kbs())
+        assert names == ["SAILING-3", "Sailing", "sailing-2", "tides"]
+        assert store.find_kb("sailing").storage == "Sailing-store"  # type: ignore[union-attr]
+    finally:
+        engine.dispose()

@@ -242,11 +242,17 @@ class UI:
         self.page.screenshot(path=str(path))
         return path
 
-    def ask(self, text: str, *, agent: str | None = None, timeout: float = 90_000) -> Any:
-        """Types a message, sends it with Enter, waits for the reply to finish; the reply."""
+    def ask(
+        self, text: str, *, agent: str | None = None, kb: str | None = None, timeout: float = 90_000
+    ) -> Any:
+        """Types a message, sends it with Enter, waits for the reply to finish; the reply.
+        ``agent``/``kb``: what "Answer from" is set to first (a sample agent, or one of the
+        knowledge bases)."""
         page = self.page
         if agent is not None:
-            page.select_option("#agent-select", agent)
+            page.select_option("#answer-from", f"agent:{agent}")
+        if kb is not None:
+            page.select_option("#answer-from", f"kb:{kb}")
         before = page.locator("article.msg-assistant").count()
         page.fill("#composer-input", text)
         page.press("#composer-input", "Enter")

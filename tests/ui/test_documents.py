@@ -3,6 +3,7 @@ ingestion job), see it listed with its chunk count, ask about it and get it cite
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,27 @@ def open_kb(ui: UI, kb: str) -> None:
     page.wait_for_selector("#kb-select option", state="attached")
     page.select_option("#kb-select", kb)
     page.wait_for_function(
-        "kb => document.querySelector('.panel-body h3:last-of-type')?.textContent"
+        "kb => document.querySelector('#kb-docs-title')?.textContent"
         ".includes('Documents in ' + kb)",
         arg=kb,
     )
+
+
+def own_kb(ui: UI, prefix: str = "notes") -> str:
+    """A new knowledge base of this person's, made in the panel (left open on it)."""
+    page = ui.page
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    if page.locator("#panel[data-kind='kb']").count() == 0:
+        page.click("#open-kb")
+        page.locator("#panel[data-kind='kb']").wait_for()
+    page.wait_for_selector("#kb-select option", state="attached")
+    if page.locator("#kb-new:not([hidden])").count() == 0:
+        page.click("#kb-new-open")
+    page.fill("#kb-new-name", name)
+    page.click("#kb-new-create")
+    page.wait_for_function("n => document.querySelector('#kb-select').value === n", arg=name)
+    page.locator(".dropzone").wait_for()
+    return name
 
 
 def upload(ui: UI, path: Path) -> None:
@@ -56,6 +74,8 @@ def test_upload_ask_cite_delete(ui: UI, tmp_path: Path) -> None:
     shared = page.locator(".doc:has(.tag)")
     assert shared.count() >= 5  # the samples, marked shared, without a delete button
     assert shared.first.locator("button").count() == 0
+    assert page.locator(".dropzone").is_hidden()  # read-only: uploads go to your own
+    kb = own_kb(ui, "clinic")
     upload(ui, doc)
     item = page.locator(".doc", has_text="zorblax.md")
     item.wait_for()
@@ -64,7 +84,7 @@ def test_upload_ask_cite_delete(ui: UI, tmp_path: Path) -> None:
     ui.shot("uploaded")
     page.click("#panel-close")
 
-    reply = ui.ask("What is the treatment for zorblax fever?", agent="medical")
+    reply = ui.ask("What is the treatment for zorblax fever?", kb=kb)
     assert "quince tea" in reply.locator(".msg-body").inner_text()
     chip = reply.locator(".chip", has_text="Zorblax")
     assert chip.count() >= 1
@@ -76,24 +96,24 @@ def test_upload_ask_cite_delete(ui: UI, tmp_path: Path) -> None:
     # Another person does not see this upload.
     other = page.context.browser.new_context()
     try:
-        r = other.request.get(f"{ui.server.url}/kb/medical/documents")
-        assert "zorblax.md" not in r.text()
+        r = other.request.get(f"{ui.server.url}/kb/{kb}/documents")
+        assert r.status == 404 and "zorblax.md" not in r.text()
     finally:
         other.close()
 
-    open_kb(ui, "medical")
+    open_kb(ui, kb)
     page.locator(".doc", has_text="zorblax.md").locator("button").click()
     page.click("#confirm-ok")
     page.locator(".doc", has_text="zorblax.md").wait_for(state="detached")
     page.click("#panel-close")
-    after = ui.ask("What is the treatment for zorblax fever?", agent="medical")
+    after = ui.ask("What is the treatment for zorblax fever?", kb=kb)
     assert after.locator(".chip", has_text="Zorblax").count() == 0
 
 
 def test_unsupported_file_is_refused_with_a_message(ui: UI, tmp_path: Path) -> None:
     bad = tmp_path / "notes.exe"
     bad.write_bytes(b"MZ\x00\x00")
-    open_kb(ui, "medical")
+    own_kb(ui)
     ui.page.set_input_files("#kb-files", str(bad))
     job = ui.page.locator(".job").first
     ui.page.wait_for_function("() => document.querySelector('.job')?.dataset.state === 'failed'")
@@ -106,7 +126,7 @@ def test_office_files_upload_through_the_picker_and_are_cited_by_slide_and_row(
     from ragchat.ingest import samples
 
     accept = ui.page.locator("#kb-files")
-    open_kb(ui, "medical")
+    kb = own_kb(ui, "office")
     assert {".docx", ".pptx", ".xlsx", ".epub", ".png"} <= set(
         (accept.get_attribute("accept") or "").split(",")
     )
@@ -118,9 +138,10 @@ def test_office_files_upload_through_the_picker_and_are_cited_by_slide_and_row(
     ui.page.click("#panel-close")
 
     # "in the formulary": the sample ibuprofen page answers the bare question (1,200 mg) too.
-    reply = ui.ask("What is the maximum daily dose of ibuprofen in the formulary?", agent="medical")
+    reply = ui.ask("What is the maximum daily dose of ibuprofen in the formulary?", kb=kb)
     assert "1200 mg" in reply.locator(".msg-body").inner_text()
     chip = reply.locator(".chip", has_text="formulary")
+    assert "Formulary, row" in chip.first.inner_text()  # the row quoted, in the chip itself
     chip.first.click()
-    assert "Formulary, rows" in ui.page.locator("#panel").inner_text()
+    assert "Formulary, row" in ui.page.locator("#panel").inner_text()
     ui.shot("cited-row")

@@ -46,7 +46,7 @@ def test_create_upload_and_chat_with_a_knowledge_base(ui: UI, tmp_path: Path) ->
     ui.shot("kb-created")
 
     page.click("#kb-chat")  # a new conversation that answers from this knowledge base
-    page.wait_for_function("() => document.querySelector('#kb-choice').value === 'hobbies'")
+    page.wait_for_function("() => document.querySelector('#answer-from').value === 'kb:hobbies'")
     first = ui.ask("How much does membership of the quilting club cost?")
     body = first.locator(".msg-body").inner_text()
     assert "twelve pounds" in body

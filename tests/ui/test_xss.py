@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import UI
-from .test_documents import open_kb, upload
+from .test_documents import own_kb, upload
 
 pytestmark = pytest.mark.integration
 
@@ -61,20 +61,15 @@ def test_markup_in_a_document_is_shown_as_text(ui: UI, tmp_path: Path) -> None:
     page = ui.page
     doc = tmp_path / "quokka.md"
     doc.write_text(QUOKKA)
-    open_kb(ui, "medical")
+    kb = own_kb(ui, "zoo")
     upload(ui, doc)
     page.click("#panel-close")
-    try:
-        check_answer_and_passage(ui)
-    finally:  # uploads are searched by every agent over the knowledge base: remove it
-        for d in ui.api("GET", "/kb/medical/documents"):
-            if d["file"] == "quokka.md":
-                ui.api("DELETE", f"/kb/medical/documents/{d['doc_id']}")
+    check_answer_and_passage(ui, kb)
 
 
-def check_answer_and_passage(ui: UI) -> None:
+def check_answer_and_passage(ui: UI, kb: str) -> None:
     page = ui.page
-    reply = ui.ask("How do quokkas stay cool?", agent="medical")
+    reply = ui.ask("How do quokkas stay cool?", kb=kb)
     body = reply.locator(".msg-body").inner_text()
     assert "<img src=x onerror=" in body or "<script>" in body, body
     assert_inert(ui)

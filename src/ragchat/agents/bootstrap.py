@@ -13,6 +13,7 @@ from ragchat.agents.config import (
     KnowledgeBaseConfig,
     load_config,
 )
+from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index import stores
 from ragchat.index.base import Embedder
 from ragchat.index.ingestion import IngestReport, Progress, ingest_paths
@@ -25,17 +26,22 @@ SAMPLE = "sample"
 _CONFIG_SUFFIXES = (".toml", ".yaml", ".yml")
 
 
-def resolve_config(kb_or_config: str | None, settings: Settings) -> AppConfig:
+def resolve_config(
+    kb_or_config: str | None, settings: Settings, *, must_exist: bool = False
+) -> AppConfig:
     """``"sample"``/``None`` → ``settings.config_file`` or the bundled default; a config file
     path → that file; anything else → the knowledge-base agent of that config (the one the
     server binds a user's knowledge base to: ``any_knowledge_base``) over that ingested
-    knowledge base, so a script, the terminal and the server answer alike."""
+    knowledge base, so a script, the terminal and the server answer alike. ``must_exist``:
+    a knowledge base's name must name one that is there (``require_knowledge_base``)."""
     if kb_or_config in (None, "", SAMPLE):
         return load_config(settings.config_file)
     assert kb_or_config is not None
     path = Path(kb_or_config).expanduser()
     if path.suffix in _CONFIG_SUFFIXES or path.is_file():
         return load_config(path)
+    if must_exist:
+        kb_or_config = require_knowledge_base(settings, kb_or_config)
     default = load_config(settings.config_file).kb_agents()
     agent = (
         default[0].model_copy(update={"knowledge_base": kb_or_config, "routable": True})
@@ -50,6 +56,35 @@ def resolve_config(kb_or_config: str | None, settings: Settings) -> AppConfig:
     return AppConfig(
         knowledge_bases={kb_or_config: KnowledgeBaseConfig()},
         agents={agent.name or "documents": agent},
+    )
+
+
+def where_knowledge_bases_live(settings: Settings) -> str:
+    """Where this process looks for knowledge bases, as a person can check it."""
+    backend = settings.vector_store.backend
+    if backend == "embedded":
+        return f"the data directory {settings.data_dir.resolve()} (RAGCHAT_DATA_DIR)"
+    return f"the {backend} store configured by RAGCHAT_VECTOR_STORE__*"
+
+
+def require_knowledge_base(settings: Settings, name: str) -> str:
+    """``name`` as it is stored (in any case), or ``KnowledgeBaseNotFound`` naming where it
+    was looked for, what is there, and how to create it — before anything is built, so a
+    script or ``ragchat chat`` says so in one line rather than at the first question."""
+    try:
+        names = stores.vector_store(settings).names()
+    except Exception:  # a store that cannot be listed: let opening it say why
+        return name
+    if name in names:
+        return name
+    same = [n for n in names if n.lower() == name.lower()]
+    if same:
+        return same[0]
+    held = ", ".join(sorted(names)) or "none yet"
+    raise KnowledgeBaseNotFound(
+        f"no knowledge base {name!r} in {where_knowledge_bases_live(settings)}; it holds: "
+        f"{held}. Create it with `ragchat ingest <files or folder> --kb {name}`, or run from "
+        "(or set RAGCHAT_DATA_DIR to) the data directory that holds it."
     )
 
 

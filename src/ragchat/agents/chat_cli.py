@@ -21,6 +21,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
+from ragchat.cli_common import exit_on_error
 from ragchat.errors import RagchatError
 from ragchat.settings import Settings
 from ragchat.types import HistoryMessage
@@ -111,7 +112,7 @@ def _build(settings: Settings, kb_or_config: str, console: Console) -> ChatEngin
     from ragchat.runtime import prepare_runtime
 
     prepare_runtime(settings)
-    app_config = resolve_config(kb_or_config, settings)
+    app_config = resolve_config(kb_or_config, settings, must_exist=True)
     embedder = resources.embedder(settings)
     writer = resources.ingest_embedder(settings, embedder)
     for kb in ensure_knowledge_bases(settings, app_config, writer):
@@ -150,14 +151,11 @@ def chat(
         settings = settings.model_copy(update={"data_dir": data_dir})
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console()
-    try:
+    with exit_on_error():  # one line and its exit code (a missing knowledge base: 3)
         engine = _build(settings, kb_or_config, console)
-        if agent is not None and agent not in engine.agents:
-            raise typer.BadParameter(
-                f"unknown agent {agent!r}; configured: {', '.join(sorted(engine.agents))}",
-                param_hint="--agent",
-            )
-    except RagchatError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(1) from None
+    if agent is not None and agent not in engine.agents:
+        raise typer.BadParameter(
+            f"unknown agent {agent!r}; configured: {', '.join(sorted(engine.agents))}",
+            param_hint="--agent",
+        )
     asyncio.run(_session(engine, console, agent, sys.stdin.isatty()))

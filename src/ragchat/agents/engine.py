@@ -15,6 +15,7 @@ from typing import Any, cast
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.events import CitationsEvent, FinalEvent, MetadataEvent, TokenEvent, TurnEvent
 from ragchat.agents.kinds import get_kind
+from ragchat.agents.shared.pinpoint import pinpoint
 from ragchat.agents.shared.state import AgentRunner, CompiledGraph
 from ragchat.agents.supervisor import build_graph as build_supervisor
 from ragchat.agents.supervisor.state import SupervisorState
@@ -126,7 +127,11 @@ class ChatEngine:
         assert result is not None  # ``finalize`` always runs last
         total = round((self.wiring.clock() - start) * 1000.0, 3)
         timings = {**result.metadata.timings, "total": total}
-        return replace(result, metadata=replace(result.metadata, timings=timings))
+        return replace(
+            result,
+            citations=pinpoint(result.reply, result.citations),
+            metadata=replace(result.metadata, timings=timings),
+        )
 
     async def run_turn(
         self,

@@ -40,6 +40,7 @@ from ragchat.api.middleware import (
     RequestContextMiddleware,
 )
 from ragchat.api.routes import (
+    auth,
     chat,
     compat,
     conversations,
@@ -251,7 +252,9 @@ def create_app(
             app.state.ragchat = state
             prewarm = _start_prewarm(settings, state.engine.engine)
             cleaner = asyncio.create_task(
-                state.sessions.run_periodically(api.session_cleanup_interval_s)
+                state.sessions.run_periodically(
+                    api.session_cleanup_interval_s, also=state.accounts.expire
+                )
             )
             leases = None
             if worker or api.keeps_leases:
@@ -322,6 +325,7 @@ def create_app(
     install_docs(app)
     routers = (
         health,
+        auth,
         users,
         chat,
         conversations,

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Path, Query
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from ragchat.errors import InvalidKnowledgeBaseName
 from ragchat.index.kb import validate_name
@@ -27,6 +28,7 @@ MAX_ID_CHARS = 128  # conversation (session), job, document, chunk and key ids
 MAX_SESSION_ID_CHARS = MAX_ID_CHARS  # a client-chosen session id (seed clients: user_<uuid>)
 MAX_KB_NAME_CHARS = 64  # index.kb.validate_name: 1-64 of [A-Za-z0-9_.-]
 MAX_KB_NAMES = 8  # knowledge bases named in one request
+MAX_PASSWORD_CHARS = 1_024  # what a request may carry; auth.max_password_chars is the rule
 # -- counts -----------------------------------------------------------------------------------
 MAX_HISTORY_MESSAGES = 200  # /v1 messages in one request
 MAX_CONTENT_PARTS = 64  # parts of one /v1 message's content list
@@ -44,7 +46,16 @@ def _kb_name(value: str) -> str:
         raise ValueError(str(exc)) from None
 
 
-Message = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+def _not_blank(value: Any) -> Any:
+    """ "" and "   " are one mistake with one answer (422 "The message is empty.")."""
+    if isinstance(value, str) and not value.strip():
+        raise PydanticCustomError("empty_message", "The message is empty.")
+    return value
+
+
+Message = Annotated[
+    str, BeforeValidator(_not_blank), Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+]
 Question = Annotated[str, Field(max_length=MAX_QUESTION_CHARS)]
 SelectedText = Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)]
 Title = Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)]

@@ -132,6 +132,15 @@ class RateLimits:
         if refusal is not None:
             raise _too_many("IP address", refusal.retry_after, "new identities")
 
+    def check_sign_in(self, login: str, ip: str, per_name: int) -> None:
+        """429 past ``per_name`` sign-in attempts on one name a minute, or 4x that from one
+        address (password guessing, against one account or many)."""
+        name_key = f"sign-in:name:{login}"
+        refusal = self.limiter.hit({name_key: per_name, f"sign-in:ip:{ip}": 4 * per_name})
+        if refusal is not None:
+            scope = "sign-in name" if refusal.key == name_key else "IP address"
+            raise _too_many(scope, refusal.retry_after, "sign-in attempts")
+
     def check_upload(self, user_id: str, ip: str) -> None:
         user_key = f"upload:user:{user_id}"
         refusal = self.limiter.hit(

@@ -65,13 +65,85 @@ class UserCreate(BaseModel):
     )
 
 
+class AnswerFrom(BaseModel):
+    """What the page answers from: one knowledge base (``kb``), or the agents on the sample
+    knowledge bases (``agent``: one of them, or null for the one that fits each question)."""
+
+    kb: KbName | None = None
+    agent: Name | None = None
+
+
 class UserOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
     id: str
-    kind: str
+    kind: str = Field(description='"anonymous", "named" (POST /users) or "account".')
     display_name: str | None
     created_at: datetime
+    username: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("login", "username"),
+        description="An account's sign-in name.",
+    )
+    answer_from: AnswerFrom | None = Field(
+        default=None, description="The page's last choice of what to answer from."
+    )
+
+
+class UserUpdate(BaseModel):
+    answer_from: AnswerFrom | None = None
+    display_name: Name | None = None
+
+
+# -- accounts ---------------------------------------------------------------------------------
+Password = Annotated[str, Field(min_length=1, max_length=bounds.MAX_PASSWORD_CHARS)]
+Username = Annotated[str, Field(min_length=1, max_length=bounds.MAX_NAME_CHARS)]
+
+
+class SignUp(BaseModel):
+    username: Username
+    password: Password
+    display_name: Name | None = None
+    claim: bool = Field(
+        default=True,
+        description="Make the caller's present identity (the page's cookie, or an API key's "
+        "user) the account, keeping what it made.",
+    )
+
+
+class SignIn(BaseModel):
+    username: Username
+    password: Password
+    claim: bool = Field(
+        default=True,
+        description="Move what the caller's present identity (the page's cookie before signing "
+        "in, or an API key's user) made into the account.",
+    )
+
+
+class PasswordChange(BaseModel):
+    current_password: Password
+    new_password: Password
+
+
+class ClaimedOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    conversations: int
+    knowledge_bases: int
+    api_keys: int
+
+
+class SignedInOut(BaseModel):
+    user: UserOut
+    claimed: ClaimedOut
+
+
+class AuthStatus(BaseModel):
+    signed_in: bool = Field(description="A page session or an API key of an account.")
+    user: UserOut | None = Field(description="The caller, when the request carries an identity.")
+    sign_up: bool = Field(description="Whether anyone may create an account here.")
+    anonymous: bool = Field(description="Whether the page may be used without an account.")
 
 
 class ApiKeyCreate(BaseModel):

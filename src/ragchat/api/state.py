@@ -8,6 +8,7 @@ from fastapi import Request
 
 from ragchat.api.limits import FailoverRateLimiter, MemoryRateLimiter, RateLimits, StreamSlots
 from ragchat.api.services.access import DocumentAccess
+from ragchat.api.services.accounts import AccountService
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.documents import DocumentService
 from ragchat.api.services.engine_loop import ThreadedEngine
@@ -48,6 +49,7 @@ class AppState:
     health: HealthService
     openai: OpenAIAdapter
     kbs: KnowledgeBaseCatalogue
+    accounts: AccountService
 
     @classmethod
     def build(
@@ -72,6 +74,14 @@ class AppState:
             [a.name for a in config.kb_agents()],
         )
         access.sharers = kbs.sharers
+        access.claimed = store.merged_ids  # an account's claimed identities' uploads
+        limits = RateLimits(
+            api.rate_limit_per_minute,
+            3 * api.rate_limit_per_minute if per_ip is None else per_ip,
+            rate_limiter(api, store),
+            new_users_per_ip=api.new_users_per_ip_per_minute,
+            uploads_per_user=api.uploads_per_minute,
+        )
         return cls(
             settings=settings,
             store=store,
@@ -80,13 +90,7 @@ class AppState:
             registry=registry,
             memory=memory,
             signer=signer,
-            limits=RateLimits(
-                api.rate_limit_per_minute,
-                3 * api.rate_limit_per_minute if per_ip is None else per_ip,
-                rate_limiter(api, store),
-                new_users_per_ip=api.new_users_per_ip_per_minute,
-                uploads_per_user=api.uploads_per_minute,
-            ),
+            limits=limits,
             streams=StreamSlots(api.max_concurrent_streams),
             executor=executor,
             chat=ChatService(settings, store, engine, kbs),
@@ -94,10 +98,11 @@ class AppState:
                 settings, store, access, executor, build_ingester(settings, embedder)
             ),
             sessions=SessionService(store, memory, settings.memory),
-            query=QueryService(engine, kbs.storage_for, kbs.visible_storages),
+            query=QueryService(engine, kbs.storage_for, kbs.visible_storages, kbs.name_of),
             health=HealthService(settings, store, engine, embedder, registry),
             openai=OpenAIAdapter(engine, settings.history_turns, kbs),
             kbs=kbs,
+            accounts=AccountService(settings.auth, store, limits, secure_cookie=api.cookie_secure),
         )
 
 

@@ -90,7 +90,7 @@ def ensure_export(
     tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=cache_root))
     tmp.chmod(0o755)  # mkdtemp's 0700 would keep a shared cache from other users
     try:
-        log.info("exporting %s to ONNX (once; cached in %s)", model_path, entry)
+        log.info("exporting %s to ONNX (once, about 15 s; cached in %s)", model_path, entry)
         try:
             _export(model_path, tmp, allow_downloads=allow_downloads, threads=threads)
         except ModelLoadError:
@@ -121,6 +121,9 @@ def _export(model_path: str, out: Path, *, allow_downloads: bool, threads: int) 
         ) from exc
     if threads:
         torch.set_num_threads(threads)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar in a server's log is noise
     try:
         model = SentenceTransformer(
             model_path,
@@ -189,9 +192,11 @@ def _export(model_path: str, out: Path, *, allow_downloads: bool, threads: int) 
 def _quantize(src: Path, dst: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # The quantizer logs every skipped node at INFO on the root logger.
+    # The quantizer logs every skipped node at INFO on the root logger, and at WARNING that
+    # "pre-processing" could help (it does not for this model: the contract tests compare
+    # int8 with fp32): neither is for the person starting a server.
     previous = logging.root.manager.disable
-    logging.disable(logging.INFO)
+    logging.disable(logging.WARNING)
     try:
         quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True)
     finally:

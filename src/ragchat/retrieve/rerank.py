@@ -130,7 +130,10 @@ def first_line(exc: BaseException) -> str:
 
 
 def _without(reason: str) -> tuple[None, str]:
+    """Logs the reason once per process: one plain line (the way to install a cross-encoder
+    is for ``ragchat health``, not for every script's output)."""
     if reason not in _warned:
         _warned.add(reason)
-        log.warning("%s", reason)
+        short = reason.replace(f". {INSTALL_HINT}.", " (optional: `ragchat health` says how).")
+        log.warning("%s", short)
     return None, reason

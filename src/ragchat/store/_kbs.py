@@ -1,11 +1,13 @@
 """Knowledge bases created over the API: who owns them, what they are called, who may see
-them. (Their documents and indexes live in the vector store, not here.)"""
+them. (Their documents and indexes live in the vector store, not here.) Names are compared
+without regard to case (``name_key``, schema v6): "Sailing" finds "sailing", and a second
+knowledge base cannot be called either."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 
 from ragchat.errors import Conflict, NotFound
 from ragchat.store._core import SqlCore
@@ -26,12 +28,13 @@ class KnowledgeBasesMixin(SqlCore):
     ) -> KnowledgeBaseRow:
         """``Conflict`` when the name (or the storage) is taken, by a name or a storage."""
         storage = storage or name
+        keys = (name.lower(), storage.lower())
         with self._tx() as s:
             taken = s.scalars(
                 select(KnowledgeBaseRecord).where(
                     or_(
-                        KnowledgeBaseRecord.name.in_((name, storage)),
-                        KnowledgeBaseRecord.storage.in_((name, storage)),
+                        KnowledgeBaseRecord.name_key.in_(keys),
+                        func.lower(KnowledgeBaseRecord.storage).in_(keys),
                     )
                 )
             ).first()
@@ -41,6 +44,7 @@ class KnowledgeBasesMixin(SqlCore):
             record = KnowledgeBaseRecord(
                 storage=storage,
                 name=name,
+                name_key=name.lower(),
                 owner_id=owner_id,
                 description=description,
                 default_agent=default_agent,
@@ -58,11 +62,20 @@ class KnowledgeBasesMixin(SqlCore):
             return [KnowledgeBaseRow.model_validate(r) for r in rows]
 
     def find_kb(self, name: str) -> KnowledgeBaseRow | None:
-        """The row called ``name`` now, or else the one stored as ``name``."""
+        """The row called ``name`` now, or else the one stored as ``name`` (either in any
+        case)."""
         with self._tx(write=False) as s:
-            record = s.scalars(
-                select(KnowledgeBaseRecord).where(KnowledgeBaseRecord.name == name)
-            ).first() or s.get(KnowledgeBaseRecord, name)
+            record = (
+                s.scalars(
+                    select(KnowledgeBaseRecord).where(KnowledgeBaseRecord.name_key == name.lower())
+                ).first()
+                or s.get(KnowledgeBaseRecord, name)
+                or s.scalars(
+                    select(KnowledgeBaseRecord).where(
+                        func.lower(KnowledgeBaseRecord.storage) == name.lower()
+                    )
+                ).first()
+            )
             return None if record is None else KnowledgeBaseRow.model_validate(record)
 
     def kbs_by_storage(self, storages: Sequence[str]) -> dict[str, KnowledgeBaseRow]:
@@ -93,12 +106,15 @@ class KnowledgeBasesMixin(SqlCore):
                 clash = s.scalars(
                     select(KnowledgeBaseRecord).where(
                         KnowledgeBaseRecord.storage != storage,
-                        or_(KnowledgeBaseRecord.name == name, KnowledgeBaseRecord.storage == name),
+                        or_(
+                            KnowledgeBaseRecord.name_key == name.lower(),
+                            func.lower(KnowledgeBaseRecord.storage) == name.lower(),
+                        ),
                     )
                 ).first()
                 if clash is not None:
                     raise Conflict(f"a knowledge base named {name!r} already exists")
-                record.name = name
+                record.name, record.name_key = name, name.lower()
             if description is not None:
                 record.description = description
             if default_agent is not None or clear_default_agent:

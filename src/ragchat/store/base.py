@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, Protocol
 
 from ragchat.store.rows import (
     ApiKeyRow,
+    Claimed,
     ConversationChanges,
     ConversationRow,
     JobRow,
@@ -55,6 +56,57 @@ class UserRepository(Protocol):
     def list_api_keys(self, user_id: str) -> list[ApiKeyRow]: ...
 
     def revoke_api_key(self, user_id: str, key_id: str) -> None: ...
+
+
+class AccountRepository(Protocol):
+    """Accounts (a sign-in name and a password hash) and their page sessions; the API hashes
+    passwords (argon2) and session tokens (sha256), the store keeps only hashes."""
+
+    def create_account(
+        self,
+        login: str,
+        password_hash: str,
+        *,
+        display_name: str | None = None,
+        user_id: str | None = None,
+    ) -> User:
+        """A new account, or the identity ``user_id`` made one (keeping what it made);
+        ``Conflict`` when the login is taken or that identity cannot become one."""
+        ...
+
+    def account_for_login(self, login: str) -> tuple[User, str] | None:
+        """(account, password hash), None when no account has this login."""
+        ...
+
+    def set_password_hash(self, user_id: str, password_hash: str) -> None: ...
+
+    def list_accounts(self) -> list[User]: ...
+
+    def set_display_name(self, user_id: str, display_name: str) -> User: ...
+
+    def set_preferences(self, user_id: str, preferences: Mapping[str, Any]) -> User:
+        """Merged into the stored ones; a None value removes its key."""
+        ...
+
+    def claim(self, anonymous_id: str, account_id: str) -> Claimed:
+        """Moves what an anonymous identity made to the account and marks it claimed."""
+        ...
+
+    def merged_ids(self, account_id: str) -> list[str]:
+        """The identities the account claimed."""
+        ...
+
+    def start_web_session(self, user_id: str, token_hash: str, expires_at: datetime) -> None: ...
+
+    def web_session_user(self, token_hash: str, idle: timedelta) -> str | None:
+        """The user of a live session (renewing it), else None."""
+        ...
+
+    def end_web_session(self, token_hash: str) -> None: ...
+
+    def end_web_sessions(self, user_id: str, *, keep: str | None = None) -> int: ...
+
+    def expire_web_sessions(self, idle: timedelta) -> int: ...
 
 
 class ConversationRepository(Protocol):
@@ -290,6 +342,7 @@ class KnowledgeBaseRepository(Protocol):
 
 class Store(
     UserRepository,
+    AccountRepository,
     ConversationRepository,
     MessageRepository,
     JobRepository,

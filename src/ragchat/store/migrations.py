@@ -145,12 +145,76 @@ def _v5_knowledge_bases(conn: Connection) -> None:
     ).create(conn)
 
 
+def _v6_accounts(conn: Connection) -> None:
+    """Accounts (``users.login``, ``password_hash``, ``preferences``, ``merged_into``), page
+    sessions (``web_sessions``), and knowledge-base names unique without regard to case
+    (``knowledge_bases.name_key``): of names that differ only in case, the oldest keeps its
+    name and the others get a suffix ("Sailing-2"), so nothing is lost."""
+    json_type = JsonType.compile(dialect=conn.dialect)
+    for ddl in (
+        "ALTER TABLE users ADD COLUMN login VARCHAR(64)",
+        "ALTER TABLE users ADD COLUMN password_hash VARCHAR(255)",
+        f"ALTER TABLE users ADD COLUMN preferences {json_type}",
+        "ALTER TABLE users ADD COLUMN merged_into VARCHAR(36)",
+        "CREATE UNIQUE INDEX ix_users_login ON users (login)",
+        "CREATE INDEX ix_users_merged_into ON users (merged_into)",
+        "ALTER TABLE knowledge_bases ADD COLUMN name_key VARCHAR(200)",
+    ):
+        conn.execute(text(ddl))
+    kbs = Table(
+        "knowledge_bases",
+        MetaData(),
+        Column("storage", String(200)),
+        Column("name", String(200)),
+        Column("name_key", String(200)),
+        Column("created_at", UTCDateTime()),
+    )
+    taken: set[str] = set()
+    rows = conn.execute(select(kbs.c.storage, kbs.c.name).order_by(kbs.c.created_at, kbs.c.name))
+    for storage, name in list(rows):
+        new, n = name, 1
+        while new.casefold() in taken:
+            n += 1
+            new = f"{name}-{n}"
+        taken.add(new.casefold())
+        conn.execute(
+            update(kbs).where(kbs.c.storage == storage).values(name=new, name_key=new.casefold())
+        )
+    conn.execute(
+        text("CREATE UNIQUE INDEX ix_knowledge_bases_name_key ON knowledge_bases (name_key)")
+    )
+    meta = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+    Table("users", meta, Column("id", String(36), primary_key=True))
+    Table(
+        "web_sessions",
+        meta,
+        Column("token_hash", String(64), primary_key=True),
+        Column(
+            "user_id",
+            String(36),
+            ForeignKey("users.id", ondelete="CASCADE"),
+            nullable=False,
+            index=True,
+        ),
+        Column("created_at", UTCDateTime(), nullable=False),
+        Column("last_seen_at", UTCDateTime(), nullable=False),
+        Column("expires_at", UTCDateTime(), nullable=False, index=True),
+    ).create(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", create_v1),
     Migration(2, "conversation user profile", _v2_conversation_profile),
     Migration(3, "conversation crisis flag", _v3_conversation_crisis),
     Migration(4, "rate limits", _v4_rate_limits),
     Migration(5, "knowledge bases", _v5_knowledge_bases),
+    Migration(6, "accounts, page sessions, case-blind knowledge-base names", _v6_accounts),
 )
 
 

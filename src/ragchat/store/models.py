@@ -65,12 +65,24 @@ class Base(DeclarativeBase):
 
 class UserRecord(Base):
     __tablename__ = "users"
+    __table_args__ = (
+        Index("ix_users_login", "login", unique=True),
+        Index("ix_users_merged_into", "merged_into"),
+    )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))
     display_name: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # Schema v6, accounts: the sign-in name as compared (casefolded), the argon2 hash of the
+    # password; None for cookie and API-key identities.
+    login: Mapped[str | None] = mapped_column(String(64))
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    # What the page remembers for the person on any browser (the last "Answer from" choice).
+    preferences: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    # An anonymous identity claimed by an account at sign-in: its uploads are the account's.
+    merged_into: Mapped[str | None] = mapped_column(String(36))
 
 
 class ApiKeyRecord(Base):
@@ -151,9 +163,11 @@ class IngestionJobRecord(Base):
 class KnowledgeBaseRecord(Base):
     """A knowledge base a user created over the API (schema v5). Knowledge bases without a row
     (the configured samples, ``ragchat ingest``) are shared. ``storage`` is where its indexes
-    live and never changes; ``name`` is what people call it and changes on rename."""
+    live and never changes; ``name`` is what people call it and changes on rename;
+    ``name_key`` (v6) is the name casefolded, unique: "Sailing" and "sailing" are one name."""
 
     __tablename__ = "knowledge_bases"
+    __table_args__ = (Index("ix_knowledge_bases_name_key", "name_key", unique=True),)
 
     storage: Mapped[str] = mapped_column(String(200), primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
@@ -165,6 +179,21 @@ class KnowledgeBaseRecord(Base):
     shared: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    name_key: Mapped[str | None] = mapped_column(String(200))
+
+
+class WebSessionRecord(Base):
+    """A signed-in page session (schema v6): the cookie holds a random token, the row only its
+    sha256, so a copy of the database signs nobody in. Ends at ``expires_at`` (absolute), when
+    idle past the configured time (``last_seen_at``), or at sign-out."""
+
+    __tablename__ = "web_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
 class MemoryRecord(Base):

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-UserKind = Literal["anonymous", "named"]
+UserKind = Literal["anonymous", "named", "account"]
 ConversationStatus = Literal["active", "closed"]
 MessageRole = Literal["user", "assistant", "system"]
 MessageStatus = Literal["complete", "streaming", "interrupted", "failed"]
@@ -21,11 +21,22 @@ class Row(BaseModel):
 
 
 class User(Row):
+    """``kind``: "anonymous" (a cookie), "named" (made by ``POST /users``, usually with an API
+    key), "account" (signs in with ``login`` and a password; schema v6)."""
+
     id: str
     kind: UserKind
     display_name: str | None
     created_at: datetime
     last_seen_at: datetime
+    login: str | None = None
+    preferences: dict[str, Any] = {}
+    merged_into: str | None = None  # claimed by this account at sign-in
+
+    @field_validator("preferences", mode="before")
+    @classmethod
+    def _no_preferences(cls, value: Any) -> Any:
+        return {} if value is None else value
 
 
 class ApiKeyRow(Row):
@@ -106,6 +117,14 @@ class ConversationChanges(Row):
     assigned_agent: str | None
     user_profile: dict[str, Any] | None = None
     crisis: bool = False
+
+
+class Claimed(Row):
+    """What an account took over from an anonymous identity at sign-in."""
+
+    conversations: int = 0
+    knowledge_bases: int = 0
+    api_keys: int = 0
 
 
 class KnowledgeBaseRow(Row):

@@ -12,6 +12,7 @@ from sqlalchemy import Engine, delete, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from ragchat.errors import Conflict, NotFound
+from ragchat.store._accounts import AccountsMixin
 from ragchat.store._core import Clock, SqlCore, new_id, utcnow
 from ragchat.store._jobs import JobsMixin
 from ragchat.store._kbs import KnowledgeBasesMixin
@@ -28,7 +29,7 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class SqlStore(MessagesMixin, JobsMixin, KnowledgeBasesMixin, SqlCore):
+class SqlStore(AccountsMixin, MessagesMixin, JobsMixin, KnowledgeBasesMixin, SqlCore):
     """All repositories over one engine. ``session_ttl`` is what ``cleanup`` expires with."""
 
     def __init__(

@@ -38,6 +38,7 @@ router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 41
 )
 async def get_passage(chunk_id: IdPath, me: CurrentUser, state: State) -> PassageOut:
     kb, chunk, parent = await run_sync(state.documents.passage, me.user_id, chunk_id)
+    kb = await run_sync(state.kbs.name_of, me.user_id, kb)
     context = parent if parent is not None and parent.strip() != chunk.text.strip() else None
     md = chunk.metadata
     return PassageOut(
@@ -83,8 +84,9 @@ def document_outs(state: AppState, user_id: str, storage: str) -> list[DocumentO
     except KnowledgeBaseNotFound:  # created, nothing uploaded yet
         views = []
     out = []
+    mine = state.documents.access.folders(user_id)
     for v in views:
-        file, title = v.shown_to(user_id)
+        file, title = v.shown_to(mine)
         out.append(
             DocumentOut(
                 doc_id=v.row.doc_id,
@@ -125,4 +127,6 @@ async def delete_document(
 
 @router.get("/jobs/{job_id}", response_model=JobOut, summary="An ingestion job's progress")
 async def get_job(job_id: IdPath, me: CurrentUser, state: State) -> JobOut:
-    return JobOut.model_validate(await run_sync(state.store.get_job, me.user_id, job_id))
+    job = JobOut.model_validate(await run_sync(state.store.get_job, me.user_id, job_id))
+    job.kb = await run_sync(state.kbs.name_of, me.user_id, job.kb)  # renamed since: its name now
+    return job

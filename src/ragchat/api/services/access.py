@@ -8,12 +8,17 @@ with the same bytes, and each source contributes an owner. A document is visible
 one of its sources is shared or theirs; everyone else's uploads are hidden — from listings, from
 the passage endpoint and from retrieval, so one user's private file never grounds another
 user's answer. Sharing stays invisible too: a user who uploaded bytes someone else uploaded
-first sees the document under the name of their own copy (``DocumentView.label_for``)."""
+first sees the document under the name of their own copy (``DocumentView.label_for``).
+
+A person's uploads are those in their own folder and in the folders of the anonymous
+identities their account claimed at sign-in (``DocumentAccess.folders``): claiming moves no
+file."""
 
 from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -28,10 +33,12 @@ from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.settings import Settings
 from ragchat.types import DocumentLabel, Only
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
+_REFUSED = re.compile(r'[<>:"/\\|?*]+')
+_MAX_NAME_BYTES = 200  # file systems allow 255; the upload's temporary name adds a few
 _USER_FOLDER = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
 Owners = frozenset[str | None]  # None = shared
+Folders = frozenset[str]  # one person's upload folders
 
 
 def uploads_dir(settings: Settings) -> Path:
@@ -39,8 +46,17 @@ def uploads_dir(settings: Settings) -> Path:
 
 
 def safe_filename(name: str) -> str:
-    base = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).strip(" .")
-    return base[-120:] or "upload"
+    """The name an upload is saved (and listed, and cited) under: the client's own name,
+    accents, dashes and all ("Règlement du club – été 2026.md"), without any folder part,
+    control or invisible format characters, or the characters file systems refuse
+    (``<>:"/\\|?*``); no leading dot; at most 120 characters and 200 bytes (the end kept: it
+    holds the type)."""
+    base = Path(unicodedata.normalize("NFC", name).replace("\\", "/")).name
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C")
+    base = _REFUSED.sub("_", base).strip(" .")[-120:]
+    while len(base.encode("utf-8")) > _MAX_NAME_BYTES:
+        base = base[1:]
+    return base.lstrip(" .") or "upload"
 
 
 def user_folder(user_id: str) -> str:
@@ -72,17 +88,16 @@ class DocumentView:
     def shared(self) -> bool:
         return None in self.owners or not self.owners
 
-    def visible_to(self, user_id: str) -> bool:
-        return self.shared or user_folder(user_id) in self.owners
+    def visible_to(self, mine: Folders) -> bool:
+        return self.shared or not mine.isdisjoint(self.owners)
 
-    def label_for(self, user_id: str) -> DocumentLabel | None:
-        """The user's own name for the document when its recorded name is another user's
+    def label_for(self, mine: Folders) -> DocumentLabel | None:
+        """The person's own name for the document when its recorded name is another user's
         upload (None: the recorded name is theirs or shared, show it as it is)."""
-        me = user_folder(user_id)
-        if self.recorded_owner is None or self.recorded_owner == me:
+        if self.recorded_owner is None or self.recorded_owner in mine:
             return None
         owned = dict(zip(self.sources, self.source_owners, strict=False))
-        copy = next((p for p, o in owned.items() if o == me), None)
+        copy = next((p for p, o in owned.items() if o in mine), None)
         if copy is None:
             copy = next((p for p, o in owned.items() if o is None), None)
         if copy is None:
@@ -97,9 +112,9 @@ class DocumentView:
     def file_name(self) -> str:
         return Path(self.row.source.partition("#")[0]).name
 
-    def shown_to(self, user_id: str) -> tuple[str, str]:
-        """(file name, title) as ``user_id`` sees them in listings."""
-        label = self.label_for(user_id)
+    def shown_to(self, mine: Folders) -> tuple[str, str]:
+        """(file name, title) as the person with these folders sees them in listings."""
+        label = self.label_for(mine)
         if label is None:
             return self.file_name, self.row.title
         return Path(label.source.partition("#")[0]).name, label.title
@@ -114,13 +129,24 @@ def _nobody(kb: str) -> Collection[str]:
     return ()
 
 
+def _none_claimed(user_id: str) -> Sequence[str]:
+    return ()
+
+
 class DocumentAccess:
+    """``claimed``: user id → the identities that account claimed (their uploads are its)."""
+
     def __init__(
-        self, uploads: Path, registry: KnowledgeBaseRegistry, sharers: Sharers = _nobody
+        self,
+        uploads: Path,
+        registry: KnowledgeBaseRegistry,
+        sharers: Sharers = _nobody,
+        claimed: Callable[[str], Sequence[str]] = _none_claimed,
     ) -> None:
         self.uploads = uploads.resolve()
         self.registry = registry
         self.sharers = sharers
+        self.claimed = claimed
         # Per live KnowledgeBase instance and its version: an embedded write swaps in a new
         # instance; a shared store's instance lives on while other processes write to it, so
         # its entries are also keyed by the store's version (revision and count).
@@ -128,6 +154,10 @@ class DocumentAccess:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+
+    def folders(self, user_id: str) -> Folders:
+        """The person's upload folders: their own and those of the identities they claimed."""
+        return frozenset([user_folder(user_id), *map(user_folder, self.claimed(user_id))])
 
     def owner_of_path(self, kb: str, path: str | None) -> str | None:
         if not path:
@@ -172,7 +202,8 @@ class DocumentAccess:
 
     def filter(self, user_id: str, kb: str, views: Sequence[DocumentView]) -> list[DocumentView]:
         sharers = frozenset(self.sharers(kb))
-        return [v for v in views if v.visible_to(user_id) or v.owners & sharers]
+        mine = self.folders(user_id)
+        return [v for v in views if v.visible_to(mine) or v.owners & sharers]
 
     def kb_visible(self, user_id: str, kb: str) -> bool:
         """Whether ``kb`` exists and holds a document ``user_id`` may see (else asking it
@@ -190,14 +221,16 @@ class DocumentAccess:
         """Whether anyone but ``user_id`` has an upload folder in ``kb`` (a directory listing:
         the usual single-user case answers without reading the knowledge base) or, with a
         shared store's ``views``, owns one of its documents."""
-        mine = user_folder(user_id)
+        mine = self.folders(user_id)
         try:
-            if any(p.is_dir() and p.name != mine for p in (self.uploads / kb).iterdir()):
+            if any(p.is_dir() and p.name not in mine for p in (self.uploads / kb).iterdir()):
                 return True
         except (FileNotFoundError, NotADirectoryError):
             pass
         # Another machine's uploads have no folder here: a shared store says who owns what.
-        return views is not None and any(o not in (None, mine) for v in views for o in v.owners)
+        return views is not None and any(
+            o is not None and o not in mine for v in views for o in v.owners
+        )
 
     def _shared_views(self, kb: str) -> list[DocumentView] | None:
         """A shared store's views, read once per call (each read asks the store's version)."""
@@ -209,8 +242,9 @@ class DocumentAccess:
         if not self._others_uploaded(kb, user_id, views):
             return {}
         found = {}
+        mine = self.folders(user_id)
         for view in self.filter(user_id, kb, views if views is not None else self.views(kb)):
-            if (label := view.label_for(user_id)) is not None:
+            if (label := view.label_for(mine)) is not None:
                 found[view.row.doc_id] = label
         return found
 

@@ -31,7 +31,7 @@ from ragchat.store.rows import JobRow, JobStatus
 from ragchat.types import Chunk
 
 from .access import DocumentAccess, DocumentView, safe_filename, user_folder
-from .job_result import docs_of_bytes, file_sha, job_result, redact
+from .job_result import docs_of_bytes, drop_textless, file_sha, job_result, redact
 from .jobs import FairJobQueue
 
 log = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ class DocumentService:
                 parent = base.get_chunks([chunk.parent_id]) if chunk.parent_id else []
             view = next((v for v in views if v.row.doc_id == chunk.doc_id), None)
             if view is not None and self.access.filter(user_id, kb, [view]):
-                label = view.label_for(user_id)
+                label = view.label_for(self.access.folders(user_id))
                 if label is not None:
                     chunk = chunk.named(label)
                 return kb, chunk, parent[0].text if parent else None
@@ -262,6 +262,7 @@ class DocumentService:
             ):
                 before = {p: target.store.file_sha(file_key(p)) for p in paths}
                 report = ingest(target)
+                drop_textless(target, paths, report)
                 doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
                 fresh = {
                     d
@@ -312,14 +313,14 @@ class DocumentService:
             user_id = self._owners.get(job_id)
         if user_id is None or not self.caps.user_chunks:
             return self.caps
-        mine = user_folder(user_id)
+        mine = self.access.folders(user_id)
         used = 0
         for name in self.registry.names():
             try:
                 views = self.access.views(name)
             except RagchatError:  # an unreadable knowledge base holds nothing to count
                 continue
-            used += sum(v.row.n_children for v in views if not v.shared and mine in v.owners)
+            used += sum(v.row.n_children for v in views if not v.shared and v.owners & mine)
         return replace(self.caps, user_used=used)
 
     def _interrupted(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
@@ -369,8 +370,8 @@ class DocumentService:
                 "Shared documents (samples, ingested from the command line) cannot be deleted "
                 "over HTTP; use `ragchat kb remove`.",
             )
-        mine = user_folder(user_id)
-        own = [p for p in view.sources if self.access.owner_of_path(kb, p) == mine]
+        mine = self.access.folders(user_id)
+        own = [p for p in view.sources if self.access.owner_of_path(kb, p) in mine]
         rest = [p for p in view.sources if p not in own]
         if not own:  # the owner's document of a knowledge base they shared
             raise ApiError(403, "forbidden", "Only the person who uploaded it can delete it.")

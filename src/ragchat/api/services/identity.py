@@ -63,6 +63,12 @@ class CookieSigner:
             return None
         return value if isinstance(value, str) and value else None
 
+    def clear_cookie_header(self) -> str:
+        """Forgets the identity cookie (after it was signed up or claimed by an account)."""
+        return f"{COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax" + (
+            "; Secure" if self.secure else ""
+        )
+
     def set_cookie_header(self, user_id: str) -> str:
         """HttpOnly (no script can read it), SameSite=Lax (not sent on cross-site POSTs)."""
         parts = [

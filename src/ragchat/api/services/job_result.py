@@ -9,8 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragchat.index.base import Catalogue
-from ragchat.index.ingestion import IngestReport
+from ragchat.errors import IngestError
+from ragchat.index.base import Catalogue, WritableKB
+from ragchat.index.ingestion import IngestReport, file_key
+
+NO_TEXT = "no text could be read from it"
 
 
 def file_sha(path: Path) -> str | None:
@@ -68,3 +71,39 @@ def job_result(
             for source, warning in report.file_warnings[:20]
         ],
     }
+
+
+def drop_textless(target: WritableKB, paths: Sequence[Path], report: IngestReport) -> int:
+    """Files of this upload that gave no searchable text (an empty file, a blank Word
+    document, frontmatter only) are failed files with their reason, not "done" documents
+    of 0 chunks that stay listed and answer nothing: their documents and file records leave
+    ``target`` (saved), and ``report`` counts them as errors. Returns how many."""
+    sizes = {row.doc_id: row.n_children for row in target.store.documents()}
+    why = {Path(source).name: warning for source, warning in report.file_warnings}
+    failed = {e.source for e in report.errors}
+    dropped = 0
+    for path in paths:
+        key = file_key(path)
+        docs = target.store.docs_of_file(key)
+        if not docs or any(sizes.get(d, 0) for d in docs) or key in failed:
+            continue
+        for doc_id in docs:
+            target.delete_document(doc_id, save=False)
+        target.store.forget_file(key)
+        reason = "the file is empty" if _empty(path) else why.get(path.name) or NO_TEXT
+        report.errors.append(IngestError(key, reason))
+        report.file_warnings = [
+            (s, w) for s, w in report.file_warnings if Path(s).name != path.name
+        ]
+        report.added_files = max(0, report.added_files - 1)
+        dropped += 1
+    if dropped:
+        target.save()
+    return dropped
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False

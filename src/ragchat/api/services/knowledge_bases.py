@@ -14,7 +14,11 @@ Two kinds exist side by side:
   deleted over HTTP (the CLI does that).
 
 A knowledge base somebody may not see answers exactly like a missing one (404
-``knowledge_base_not_visible``), so names tell nobody what others created."""
+``knowledge_base_not_visible``), so names tell nobody what others created. Names are one
+namespace without regard to case: "Sailing" finds "sailing", and nobody can create the other.
+
+The configured samples are read-only to people: an upload into one is 403 ``read_only``
+(uploads go to a knowledge base of one's own), so nobody's first upload lands in a sample."""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ from ragchat.index.kb import validate_name
 from ragchat.store.base import Store
 from ragchat.store.rows import KnowledgeBaseRow
 
-from .access import DocumentAccess, user_folder
+from .access import DocumentAccess
 
 NOT_VISIBLE = "knowledge_base_not_visible"
 
@@ -103,15 +107,27 @@ class KnowledgeBaseCatalogue:
             configured=name in self.configured,
         )
 
+    def _shared_name(self, name: str) -> str | None:
+        """The configured or stored knowledge base called ``name`` in any case."""
+        if name in self.configured or name in self.registry.names():
+            return name
+        key = name.lower()
+        return next(
+            (n for n in (*self.configured, *self.registry.names()) if n.lower() == key), None
+        )
+
     def find(self, user_id: str, name: str) -> KnowledgeBaseView | None:
-        """The knowledge base ``user_id`` knows as ``name``, or None."""
+        """The knowledge base ``user_id`` knows as ``name`` (in any case), or None."""
         validate_name(name)
         row = self.store.find_kb(name)
         if row is not None:
             return self._of_row(row, user_id)
-        if name in self.configured:
-            return self._shared(name)
-        return self._shared(name) if self.access.kb_visible(user_id, name) else None
+        actual = self._shared_name(name)
+        if actual is None:
+            return None
+        if actual in self.configured:
+            return self._shared(actual)
+        return self._shared(actual) if self.access.kb_visible(user_id, actual) else None
 
     def resolve(self, user_id: str, name: str) -> KnowledgeBaseView:
         """``find`` or 404 ``knowledge_base_not_visible``."""
@@ -149,6 +165,12 @@ class KnowledgeBaseCatalogue:
                 out.append(self._shared(name))
         return out
 
+    def name_of(self, user_id: str, storage: str) -> str:
+        """What the caller calls the knowledge base stored as ``storage`` now (its new name
+        after a rename); the storage name when there is no row."""
+        names = self.names_by_storage(user_id, [storage])
+        return names[0] if names else storage
+
     def names_by_storage(self, user_id: str, storages: Sequence[str]) -> list[str]:
         """What the caller calls each of ``storages`` now (a renamed one by its new name);
         created ones the caller may no longer see are left out."""
@@ -169,7 +191,7 @@ class KnowledgeBaseCatalogue:
         row = rows.get(storage)
         if row is None or not row.shared or row.owner_id is None:
             return ()
-        return (user_folder(row.owner_id),)
+        return self.access.folders(row.owner_id)
 
     # -- changes --------------------------------------------------------------------------------
     def _check_agent(self, agent: str | None) -> None:
@@ -182,7 +204,7 @@ class KnowledgeBaseCatalogue:
             )
 
     def _taken(self, name: str) -> bool:
-        return name in self.configured or name in self.registry.names()
+        return self._shared_name(name) is not None
 
     def create(
         self,
@@ -211,6 +233,14 @@ class KnowledgeBaseCatalogue:
         name, else a new one of theirs (an upload is how most people make one)."""
         found = self.find(user_id, name)
         if found is not None:
+            if found.configured and not found.owned:
+                raise ApiError(
+                    403,
+                    "read_only",
+                    f"{found.name!r} is a sample knowledge base: it is read-only. Create a "
+                    "knowledge base of your own (POST /kb, or upload to a new name) and add your "
+                    "documents there.",
+                )
             return found
         if self.store.find_kb(name) is not None or self._taken(name):
             raise not_visible(name)  # someone else's
@@ -246,7 +276,7 @@ class KnowledgeBaseCatalogue:
         row = self._owned(user_id, name)
         if new_name is not None and new_name != row.name:
             validate_name(new_name)
-            if new_name != row.storage and self._taken(new_name):
+            if new_name.lower() != row.storage.lower() and self._taken(new_name):
                 raise Conflict(f"a knowledge base named {new_name!r} already exists")
         self._check_agent(default_agent)
         updated = self.store.update_kb(

@@ -96,6 +96,8 @@ def source_of(citation: Citation) -> dict[str, Any]:
 # not see it (a renamed one is stored under its first name).
 KBResolver = Callable[[str, str], str | None]
 VisibleKBs = Callable[[str], list[str]]  # user id → the knowledge bases this user may search
+# (user id, storage) → what that user calls it now (a renamed knowledge base by its new name).
+KBName = Callable[[str, str], str]
 
 
 class QueryService:
@@ -104,10 +106,12 @@ class QueryService:
         engine: Engine,
         kb_visible: KBResolver | None = None,
         visible_kbs: VisibleKBs | None = None,
+        kb_name: KBName | None = None,
     ) -> None:
         self.engine = engine
         self.kb_visible = kb_visible
         self.visible_kbs = visible_kbs
+        self.kb_name = kb_name
 
     async def choose_kb(self, user_id: str, question: str) -> tuple[str | None, dict[str, float]]:
         """The knowledge base among those ``user_id`` may see whose search covers
@@ -186,13 +190,22 @@ class QueryService:
         )
         elapsed = round((time.perf_counter() - start) * 1000.0, 1)
         sources = [source_of(c) for c in result.citations]
+        answered_from = kb or agent.knowledge_base
+        name_of = self.kb_name
+        if name_of is not None:  # the caller's names, never storage names
+
+            def named() -> tuple[str | None, dict[str, float]]:
+                own = name_of(user_id, answered_from) if answered_from else None
+                return own, {name_of(user_id, k): v for k, v in coverage.items()}
+
+            answered_from, coverage = await run_sync(named)
         return QueryAnswer(
             answer=result.reply,
             sources=sources,
             query_time_ms=elapsed,
             mode=mode,
             agent=result.agent,
-            kb=kb or agent.knowledge_base,
+            kb=answered_from,
             no_answer=result.no_answer,
             metadata=_retrieval_metadata(result.metadata, coverage),
         )

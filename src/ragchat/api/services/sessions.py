@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -154,11 +155,16 @@ class SessionService:
         log.info("closed %d idle session(s)", len(closed))
         return closed
 
-    async def run_periodically(self, interval_s: float) -> None:
-        """The lifespan's background task; a failing sweep is logged and retried next time."""
+    async def run_periodically(
+        self, interval_s: float, also: Callable[[], object] | None = None
+    ) -> None:
+        """The lifespan's background task; a failing sweep is logged and retried next time.
+        ``also``: more housekeeping on the same beat (ended page sessions are deleted)."""
         while True:
             await anyio.sleep(interval_s)
             try:
                 await run_sync(self.sweep)
+                if also is not None:
+                    await run_sync(also)
             except Exception:
                 log.exception("session cleanup failed")

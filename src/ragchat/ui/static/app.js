@@ -1,11 +1,15 @@
 // ragchat's chat page: wires the sidebar, the conversation pane, the composer and the panels.
 // The URL hash (#/c/<id>) names the open conversation, so a reload comes back to it.
+// First visit: creating a knowledge base is the first step; "Answer from" then starts on the
+// person's own (remembered on the server, so any browser they sign in on starts there).
 
+import { openAccount, openSignIn, signInForm } from "./js/account.js";
 import { api, streamTurn } from "./js/api.js";
 import { $, clear, h } from "./js/dom.js";
 import { icon } from "./js/icons.js";
 import { openKnowledgeBases } from "./js/kb.js";
 import { assistantMessage, fromStored, userMessage } from "./js/messages.js";
+import { createPicker, SAMPLES, startingChoice } from "./js/picker.js";
 import { createSidebar, UNTITLED } from "./js/sidebar.js";
 import { openSource } from "./js/source.js";
 import { closePanel, errorText, panelKind, toast } from "./js/ui.js";
@@ -25,8 +29,9 @@ const els = {
   form: $("#composer"),
   send: $("#send"),
   stop: $("#stop"),
-  agent: $("#agent-select"),
-  kb: $("#kb-choice"),
+  answer: $("#answer-from"),
+  answerHelp: $("#answer-from-help"),
+  account: $("#account"),
   title: $("#conv-title"),
   health: $("#health"),
   sidebar: $("#sidebar"),
@@ -39,7 +44,18 @@ const state = {
   streaming: null, // AbortController of the reply being streamed
   stick: true, // keep the newest message in view (until the reader scrolls up)
   loadToken: 0,
+  auth: { signed_in: false, user: null, sign_up: false, anonymous: true }, // GET /auth
+  me: null, // GET /users/me
+  choice: SAMPLES, // the person's own "Answer from" choice (a conversation may show another)
 };
+
+const picker = createPicker(els.answer, els.answerHelp, {
+  onNew: () => openKb({ create: true }),
+  onChange: (value) => {
+    state.choice = value;
+    if (!state.activeId) showWelcome();
+  },
+});
 
 const sidebar = createSidebar($("#conv-groups"), {
   deleted(id) {
@@ -100,7 +116,7 @@ function setBusy(busy) {
 }
 
 // -- conversations --------------------------------------------------------------------------
-function welcome() {
+function examples() {
   const list = h("ul", { class: "examples", "aria-label": "Example questions" });
   for (const q of EXAMPLES) {
     list.append(
@@ -113,6 +129,7 @@ function welcome() {
             type: "button",
             class: "example",
             onclick: () => {
+              picker.set(SAMPLES);
               els.input.value = q;
               autosize();
               send();
@@ -123,18 +140,105 @@ function welcome() {
       ),
     );
   }
+  return list;
+}
+
+function signInNote() {
+  if (state.auth.signed_in) return null;
+  return h(
+    "p",
+    { class: "muted small welcome-signin" },
+    "Have an account? ",
+    h(
+      "button",
+      { type: "button", class: "link-btn", id: "welcome-sign-in", onclick: () => accountClicked() },
+      "Sign in",
+    ),
+    " to see your knowledge bases and conversations on any browser.",
+  );
+}
+
+/** The empty conversation: what to do first, from what the person has. */
+function welcome() {
+  const choice = picker.value;
+  if (choice.startsWith("kb:")) {
+    const name = choice.slice(3);
+    return h(
+      "div",
+      { class: "welcome", dataset: { step: "ask" } },
+      h("h2", { text: `Ask ${name}` }),
+      h("p", {
+        class: "muted",
+        text:
+          `Answers come from the documents in ${name}, each with numbered sources: ` +
+          "the page, the spreadsheet row or the moment of a recording it comes from.",
+      }),
+      h(
+        "div",
+        { class: "welcome-actions" },
+        h(
+          "button",
+          {
+            type: "button",
+            id: "welcome-add",
+            class: "btn",
+            onclick: () => openKb({ preferred: name }),
+          },
+          icon("upload", 18),
+          "Add documents",
+        ),
+      ),
+      signInNote(),
+    );
+  }
+  if (!picker.ownKbs().length) {
+    return h(
+      "div",
+      { class: "welcome", dataset: { step: "create" } },
+      h("h2", { text: "Chat with your own documents" }),
+      h("p", {
+        class: "muted",
+        text:
+          "Create a knowledge base, add Word or PDF files, spreadsheets or meeting " +
+          "transcripts, and ask: every answer cites the page, row or moment it comes from.",
+      }),
+      h(
+        "div",
+        { class: "welcome-actions" },
+        h(
+          "button",
+          {
+            type: "button",
+            id: "welcome-create",
+            class: "btn btn-primary btn-lg",
+            onclick: () => openKb({ create: true }),
+          },
+          icon("plus", 18),
+          "Create a knowledge base",
+        ),
+      ),
+      signInNote(),
+      h("h3", { class: "welcome-or", text: "Or try the built-in samples (not your files)" }),
+      examples(),
+    );
+  }
   return h(
     "div",
-    { class: "welcome" },
-    h("h2", { text: "Ask your documents" }),
+    { class: "welcome", dataset: { step: "samples" } },
+    h("h2", { text: "Ask the built-in samples" }),
     h("p", {
       class: "muted",
       text:
-        "Answers come from the knowledge bases, with numbered sources you can open. " +
-        "Add your own files under Knowledge bases.",
+        "These answers come from the sample knowledge bases, not your files: pick one of " +
+        "yours under Answer from to ask your own documents.",
     }),
-    list,
+    examples(),
   );
+}
+
+function showWelcome() {
+  const old = $(".welcome", els.thread);
+  if (old && !state.activeId) old.replaceWith(welcome());
 }
 
 function navigate(id) {
@@ -163,6 +267,7 @@ async function openConversation(id) {
   clear(els.thread);
   if (!id) {
     setTitle(null);
+    picker.set(state.choice);
     els.thread.append(welcome());
     els.input.focus();
     return;
@@ -187,7 +292,8 @@ async function openConversation(id) {
   }
   if (token !== state.loadToken) return;
   setTitle(conv.title);
-  chooseKb((conv.kb || [])[0] || "");
+  const bound = (conv.kb || [])[0];
+  picker.set(bound ? `kb:${bound}` : `agent:${conv.assigned_agent || ""}`);
   clear(els.thread);
   for (const m of messages) {
     if (m.role === "user") els.thread.append(userMessage(m.content));
@@ -227,10 +333,11 @@ async function send() {
   state.streaming = controller;
   setBusy(true);
 
+  const binding = picker.binding();
   let id = state.activeId;
   if (!id) {
     try {
-      const conv = await api.createConversation(boundKbs());
+      const conv = await api.createConversation(binding.kb);
       id = conv.id;
       state.activeId = id; // before the hash changes, so route() keeps this pane
       sidebar.upsert(conv);
@@ -257,7 +364,7 @@ async function send() {
   let content = "";
   let settled = false;
   try {
-    const turn = streamTurn(id, text, els.agent.value, controller.signal, boundKbs());
+    const turn = streamTurn(id, text, binding.agent, controller.signal, binding.kb);
     for await (const { event, data } of turn) {
       if (event === "metadata") {
         reply.update({ agent: data.agent });
@@ -327,32 +434,55 @@ function stop() {
   if (state.streaming) state.streaming.abort();
 }
 
-// -- knowledge bases to answer from ---------------------------------------------------------
-function boundKbs() {
-  return els.kb.value ? [els.kb.value] : [];
+// -- knowledge bases and the account ---------------------------------------------------------
+function openKb({ create = false, preferred = null } = {}) {
+  const shown = picker.value.startsWith("kb:") ? picker.value.slice(3) : null;
+  openKnowledgeBases({
+    create,
+    preferred: preferred || shown,
+    onChanged: async () => {
+      await Promise.all([loadHealth(), picker.load()]);
+      showWelcome();
+    },
+    onCreated: async (name) => {
+      await picker.load();
+      state.choice = `kb:${name}`;
+      picker.set(state.choice, { remember: true });
+      if (!state.activeId) showWelcome();
+    },
+    onChat: (name) => {
+      closePanel();
+      state.choice = `kb:${name}`;
+      navigate(null);
+      picker.load().then(() => {
+        picker.set(state.choice, { remember: true });
+        showWelcome();
+      });
+      els.input.focus();
+    },
+  });
 }
 
-function chooseKb(name) {
-  if (name && ![...els.kb.options].some((o) => o.value === name))
-    els.kb.append(h("option", { value: name, text: name }));
-  els.kb.value = name;
-  document.body.dataset.kb = name;
+function showAccount() {
+  const me = state.me;
+  const signedIn = state.auth.signed_in && me;
+  const label = signedIn ? me.display_name || me.username : "Sign in";
+  clear(els.account).append(
+    icon("user", 18),
+    h("span", { class: "btn-text", text: label }),
+  );
+  els.account.setAttribute("aria-label", signedIn ? `Your account: ${label}` : "Sign in");
+  document.body.dataset.signedIn = String(Boolean(signedIn));
 }
 
-async function loadKbChoices() {
-  let kbs = [];
-  try {
-    kbs = await api.knowledgeBases();
-  } catch {
-    return;
-  }
-  const keep = els.kb.value;
-  clear(els.kb).append(h("option", { value: "", text: "All agents" }));
-  for (const kb of kbs) {
-    const label = kb.owned ? `${kb.name} (yours)` : kb.name;
-    els.kb.append(h("option", { value: kb.name, text: label, title: kb.description || "" }));
-  }
-  els.kb.value = kbs.some((kb) => kb.name === keep) ? keep : "";
+function accountClicked() {
+  // A new identity: everything on the page (conversations, knowledge bases) changes with it.
+  const reload = () => {
+    location.hash = "#/";
+    location.reload();
+  };
+  if (state.auth.signed_in && state.me) openAccount(state.me, { onSignedOut: reload });
+  else openSignIn({ ...state.auth, user: state.me }, { onSignedIn: reload });
 }
 
 // -- health and agents ----------------------------------------------------------------------
@@ -372,11 +502,6 @@ async function loadHealth() {
     ? "All systems ok"
     : `Degraded: ${(health.degraded || []).join(", ")}`;
   els.health.title = `ragchat ${health.version || ""}`.trim();
-  const keep = els.agent.value;
-  clear(els.agent).append(h("option", { value: "", text: "Auto (best agent)" }));
-  for (const name of health.agents || [])
-    els.agent.append(h("option", { value: name, text: name }));
-  els.agent.value = keep && (health.agents || []).includes(keep) ? keep : "";
 }
 
 // -- wiring ---------------------------------------------------------------------------------
@@ -402,18 +527,8 @@ function wire() {
   keepBottom.observe(els.messages);
   els.stop.addEventListener("click", stop);
   $("#new-chat").addEventListener("click", () => navigate(null));
-  $("#open-kb").addEventListener("click", () =>
-    openKnowledgeBases({
-      onChanged: () => Promise.all([loadHealth(), loadKbChoices()]),
-      onChat: (name) => {
-        closePanel();
-        navigate(null);
-        loadKbChoices().then(() => chooseKb(name));
-        els.input.focus();
-      },
-      preferred: els.kb.value || sidebar.get(state.activeId)?.assigned_agent || null,
-    }),
-  );
+  $("#open-kb").addEventListener("click", () => openKb());
+  els.account.addEventListener("click", accountClicked);
   $("#panel-close").addEventListener("click", closePanel);
   els.toggle.addEventListener("click", () =>
     setSidebarOpen(!document.body.classList.contains("sidebar-open")),
@@ -440,22 +555,52 @@ function wire() {
   $("#panel-close").append(icon("close", 18));
 }
 
+/** A server that serves only people with an account, to someone signed out: the sign-in
+ * form is the page. */
+function gate() {
+  document.body.dataset.gate = "sign-in";
+  els.form.hidden = true;
+  for (const id of ["#open-kb", "#new-chat", "#conv-empty"]) $(id).hidden = true;
+  els.account.hidden = true;
+  setTitle("Sign in");
+  const form = signInForm(state.auth, {
+    heading: "Sign in to ragchat",
+    onSignedIn: () => location.reload(),
+  });
+  clear(els.thread).append(h("div", { class: "welcome gate" }, form.el));
+  form.focus();
+}
+
 async function main() {
   wire();
   syncLayout();
   autosize();
   try {
-    // One request first: a new visitor gets the identity cookie here, before the requests
-    // below run in parallel (each would otherwise create its own anonymous user).
-    await api.me();
+    state.auth = await api.auth();
   } catch (err) {
     toast(errorText(err));
   }
+  if (!state.auth.user && !state.auth.anonymous) {
+    gate();
+    loadHealth();
+    document.body.dataset.ready = "true";
+    return;
+  }
+  try {
+    // One request first: a new visitor gets the identity cookie here, before the requests
+    // below run in parallel (each would otherwise create its own anonymous user).
+    state.me = await api.me();
+  } catch (err) {
+    toast(errorText(err));
+  }
+  showAccount();
   await Promise.all([
     sidebar.refresh().catch((err) => toast(errorText(err))),
     loadHealth(),
-    loadKbChoices(),
+    picker.load(),
   ]);
+  state.choice = startingChoice(state.me, picker.kbs);
+  picker.set(state.choice);
   await route();
   document.body.dataset.ready = "true"; // for tests: the first view is complete
 }

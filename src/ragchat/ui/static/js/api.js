@@ -67,6 +67,19 @@ async function request(method, path, options) {
 
 export const api = {
   me: () => request("GET", "/users/me"),
+  updateMe: (changes) => request("PATCH", "/users/me", { json: changes }),
+  auth: () => request("GET", "/auth"),
+  signIn: (username, password, claim = true) =>
+    request("POST", "/auth/sign-in", { json: { username, password, claim } }),
+  signUp: (username, password, claim = true) =>
+    request("POST", "/auth/sign-up", { json: { username, password, claim } }),
+  signOut: () => request("POST", "/auth/sign-out"),
+  changePassword: (current_password, new_password) =>
+    request("POST", "/auth/password", { json: { current_password, new_password } }),
+  apiKeys: () => request("GET", "/users/me/api-keys"),
+  createApiKey: (name) => request("POST", "/users/me/api-keys", { json: { name } }),
+  revokeApiKey: (id) => request("DELETE", `/users/me/api-keys/${enc(id)}`),
+  agents: () => request("GET", "/agents"),
   health: () => request("GET", "/health"),
   knowledgeBases: () => request("GET", "/kb"),
   createKnowledgeBase: (name, description) =>

@@ -16,6 +16,7 @@ const PATHS = {
   file: ["M6 3h8l4 4v14H6z", "M14 3v4h4"],
   alert: ["M12 4l9 16H3z", "M12 10v4", "M12 17v.01"],
   ask: ["M4 5h16v11H9l-5 4z", "M9 10h6"],
+  user: ["M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8z", "M4 20a8 8 0 0 1 16 0"],
 };
 
 export function icon(name, size = 18) {

@@ -1,6 +1,8 @@
-// The knowledge-base panel: pick or create a knowledge base, upload files (an ingestion job
-// whose progress is polled from GET /jobs/{id}), list documents with chunk counts, delete your
-// own documents or knowledge bases, and start a chat that answers from one.
+// The knowledge-base panel: pick or create a knowledge base, upload files into one of yours
+// (an ingestion job whose progress is polled from GET /jobs/{id}; a file that fails says why),
+// list documents with chunk counts, delete your own documents or knowledge bases, and start a
+// chat that answers from one. The built-in samples are read-only here: with no knowledge base
+// of your own, the panel opens on creating one.
 
 import { api } from "./api.js";
 import { clear, h } from "./dom.js";
@@ -13,6 +15,11 @@ const ACCEPT = [
   ".epub", ".md", ".markdown", ".vtt", ".txt", ".jsonl", ".png", ".jpg", ".jpeg", ".tif", ".tiff",
 ].join(",");
 const POLL_MS = 400;
+
+function counted(documents, chunks) {
+  const n = (value, word) => `${value ?? "?"} ${word}${value === 1 ? "" : "s"}`;
+  return `${n(documents, "document")} · ${n(chunks, "chunk")}`;
+}
 const STORAGE_KEY = "ragchat.kb";
 
 /** preferred: a knowledge base to show when none was picked before (e.g. the one named like
@@ -20,11 +27,14 @@ const STORAGE_KEY = "ragchat.kb";
 export function openKnowledgeBases({
   onChanged = () => {},
   onChat = () => {},
+  onCreated = () => {},
   preferred = null,
+  create = false,
 } = {}) {
   let current = preferred || localStorage.getItem(STORAGE_KEY) || "";
   let alive = true;
   let infos = [];
+  let creating = create;
 
   const select = h("select", { id: "kb-select", class: "input" });
   const countLine = h("p", { class: "muted kb-counts" });
@@ -54,9 +64,11 @@ export function openKnowledgeBases({
     maxlength: "2000",
     placeholder: "What is in it (optional)",
   });
+  const createTitle = h("h3", { class: "panel-h", id: "kb-new-title", text: "New knowledge base" });
   const createForm = h(
     "form",
-    { id: "kb-new", class: "kb-new", hidden: true },
+    { id: "kb-new", class: "kb-new", hidden: true, "aria-labelledby": "kb-new-title" },
+    createTitle,
     h("label", { for: "kb-new-name", class: "field-label", text: "Name" }),
     newName,
     h("p", {
@@ -72,7 +84,14 @@ export function openKnowledgeBases({
       h("button", { type: "submit", id: "kb-new-create", class: "btn btn-primary" }, "Create"),
       h(
         "button",
-        { type: "button", class: "btn", onclick: () => (createForm.hidden = true) },
+        {
+          type: "button",
+          class: "btn",
+          onclick: () => {
+            creating = false;
+            showCreate(false);
+          },
+        },
         "Cancel",
       ),
     ),
@@ -83,10 +102,7 @@ export function openKnowledgeBases({
       type: "button",
       id: "kb-new-open",
       class: "btn btn-ghost",
-      onclick: () => {
-        createForm.hidden = false;
-        newName.focus();
-      },
+      onclick: () => showCreate(true, !infos.some((kb) => kb.owned)),
     },
     icon("plus", 16),
     "New knowledge base",
@@ -103,14 +119,17 @@ export function openKnowledgeBases({
     newName.value = "";
     newDesc.value = "";
     createForm.hidden = true;
+    creating = false;
     current = name;
     localStorage.setItem(STORAGE_KEY, current);
     toast(`Created ${name}. Add documents to it below.`, { kind: "info", ms: 3000 });
     await loadKbs();
+    onCreated(name);
     onChanged();
+    fileLabel.focus();
   });
   const docsList = h("ul", { class: "docs", "aria-label": "Documents" });
-  const docsHeading = h("h3", { class: "panel-h", text: "Documents" });
+  const docsHeading = h("h3", { class: "panel-h", id: "kb-docs-title", text: "Documents" });
   const jobs = h("ul", { class: "jobs", "aria-label": "Uploads" });
   const fileInput = h("input", {
     type: "file",
@@ -119,11 +138,20 @@ export function openKnowledgeBases({
     multiple: true,
     accept: ACCEPT,
   });
+  const fileLabel = h("label", { for: "kb-files", class: "btn btn-primary", tabindex: "0" }, "Choose files");
+  fileLabel.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" || ev.key === " ") {
+      ev.preventDefault();
+      fileInput.click();
+    }
+  });
+  const addTitle = h("h3", { class: "panel-h", text: "Add documents" });
+  const readOnly = h("div", { class: "kb-readonly", hidden: true });
   const drop = h(
     "div",
     { class: "dropzone" },
     icon("upload", 22),
-    h("label", { for: "kb-files", class: "btn btn-primary" }, "Choose files"),
+    fileLabel,
     h("span", { class: "muted", text: "or drop them here" }),
     h("p", {
       class: "muted small",
@@ -174,18 +202,25 @@ export function openKnowledgeBases({
       select.append(h("option", { value: "", text: "No knowledge bases" }));
       return;
     }
-    if (!kbs.some((kb) => kb.name === current)) current = kbs[0].name;
+    const own = kbs.filter((kb) => kb.owned);
+    if (!kbs.some((kb) => kb.name === current)) current = (own[0] || kbs[0]).name;
     select.value = current;
+    if (!own.length) creating = true; // nothing of your own yet: that is the first step
+    showCreate(creating, own.length === 0);
     showInfo();
     await loadDocuments();
+  }
+
+  function showCreate(open, first = false) {
+    createForm.hidden = !open;
+    createTitle.textContent = first ? "Create your first knowledge base" : "New knowledge base";
+    if (open) newName.focus();
   }
 
   function showInfo() {
     const info = infos.find((kb) => kb.name === current);
     if (info?.file_types?.length) fileInput.accept = info.file_types.join(",");
-    countLine.textContent = info
-      ? `${info.documents ?? "?"} documents · ${info.chunks ?? "?"} chunks`
-      : "";
+    countLine.textContent = info ? counted(info.documents, info.chunks) : "";
     const whose = !info
       ? ""
       : info.owned
@@ -195,6 +230,32 @@ export function openKnowledgeBases({
         : "Shared.";
     about.textContent = info ? [info.description, whose].filter(Boolean).join(" · ") : "";
     deleteKbBtn.hidden = !(info && info.owned);
+    // Uploads go to your own knowledge bases only: the samples are read-only.
+    const writable = Boolean(info && info.owned);
+    drop.hidden = !writable;
+    addTitle.hidden = !writable;
+    readOnly.hidden = writable || !info;
+    clear(readOnly);
+    if (info && !writable) {
+      readOnly.append(
+        h("p", {
+          text: info.configured
+            ? `${info.name} is a built-in sample: read-only. Your own documents go in a knowledge base of yours.`
+            : `${info.name} is shared with you: you can ask it, not add to it.`,
+        }),
+        h(
+          "button",
+          {
+            type: "button",
+            id: "kb-readonly-create",
+            class: "btn btn-primary",
+            onclick: () => showCreate(true, !infos.some((kb) => kb.owned)),
+          },
+          icon("plus", 16),
+          "Create a knowledge base",
+        ),
+      );
+    }
   }
 
   async function removeKb() {
@@ -236,7 +297,7 @@ export function openKnowledgeBases({
     if (!alive || token !== loads) return;
     docsHeading.textContent = `Documents in ${kb} (${docs.length})`;
     const chunks = docs.reduce((n, d) => n + (d.chunks || 0), 0);
-    countLine.textContent = `${docs.length} documents · ${chunks} chunks`;
+    countLine.textContent = counted(docs.length, chunks);
     clear(docsList);
     if (!docs.length) docsList.append(h("li", { class: "muted", text: "No documents yet." }));
     docs.sort((a, b) => String(b.added_at).localeCompare(String(a.added_at)));
@@ -334,15 +395,22 @@ export function openKnowledgeBases({
       bar.value = info.progress || 0;
       const pct = `${Math.round((info.progress || 0) * 100)}%`;
       if (info.status === "done" || info.status === "failed") {
-        const errors = (info.result?.errors || []).map((e) =>
-          typeof e === "string" ? e : JSON.stringify(e),
-        );
-        setState(
-          info.status,
-          info.status === "done" ? `Done: ${info.message}` : `Failed: ${info.message}`,
-        );
-        if (errors.length)
-          row.append(h("p", { class: "msg-error small", text: errors.join("; ") }));
+        const errors = info.result?.errors || [];
+        const failed = info.status === "failed";
+        const added = info.result?.documents ?? 0;
+        const summary = failed
+          ? `Not added: ${errors.length === 1 ? "the file failed" : "every file failed"}.`
+          : `Added ${added} document${added === 1 ? "" : "s"} (${info.result?.chunks ?? 0} chunks)` +
+            (errors.length ? `; ${errors.length} file${errors.length === 1 ? "" : "s"} failed.` : ".");
+        setState(failed ? "failed" : errors.length ? "partial" : "done", summary);
+        if (errors.length) {
+          const list = h("ul", { class: "job-errors", "aria-label": "Files that failed" });
+          for (const e of errors) {
+            const text = typeof e === "string" ? e : `${e.file}: ${e.reason}`;
+            list.append(h("li", { class: "msg-error small", text }));
+          }
+          row.append(list);
+        }
         if (alive && kb === current) await loadKbs();
         else
           toast(`${names}: ${info.message}`, { kind: info.status === "done" ? "info" : "error" });
@@ -362,7 +430,8 @@ export function openKnowledgeBases({
     about,
     h("div", { class: "kb-actions" }, chatBtn, newBtn, deleteKbBtn),
     createForm,
-    h("h3", { class: "panel-h", text: "Add documents" }),
+    readOnly,
+    addTitle,
     drop,
     jobs,
     docsHeading,

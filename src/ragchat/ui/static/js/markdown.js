@@ -196,6 +196,7 @@ function renderList(lines, start, parent, options, depth) {
 
 // -- inline ---------------------------------------------------------------------------------
 const CITE = /\[(\d{1,3}(?:[ \t]*,[ \t]*\d{1,3})*)\](?!\()/y;
+const CITE_TAIL = /[.,;:!?)\u2019"]+/y;
 const AUTOLINK = /<((?:https?|mailto):[^\s<>]+)>/iy;
 const BARE_URL = /https?:\/\/[^\s<>"]*[^\s<>".,;:!?)\]'*_]/iy;
 const BACKTICKS = /`+/y;
@@ -286,6 +287,15 @@ function citeButtons(numbers, options) {
   const known = options.citations || [];
   for (const n of numbers) {
     const citation = known.find((c) => Number(c.index) === n);
+    if (!citation && options.streaming) {
+      // Sources arrive after the text: a quiet placeholder, not a raw "[1]", until then.
+      const pending = document.createElement("span");
+      pending.className = "cite-ref cite-pending";
+      pending.textContent = String(n);
+      pending.setAttribute("aria-label", `Source ${n} (arriving)`);
+      out.append(pending);
+      continue;
+    }
     if (!citation) {
       out.append(document.createTextNode(`[${n}]`));
       continue;
@@ -393,10 +403,23 @@ function inline(text, options, depth) {
     if (c === "[") {
       const cite = matchAt(CITE, text, i);
       if (cite) {
+        // The marker stays on the line of the word it follows and of the punctuation after
+        // it ("mooring [1]." never leaves "." alone on the next line).
+        const word = buffer.match(/(\S+) ?$/);
+        buffer = word ? buffer.slice(0, word.index) : buffer;
         flush();
+        const glue = document.createElement("span");
+        glue.className = "cite-glue";
+        if (word) glue.append(document.createTextNode(word[1]));
         const numbers = cite[1].split(",").map((s) => parseInt(s.trim(), 10));
-        out.append(citeButtons(numbers, options));
+        glue.append(citeButtons(numbers, options));
         i += cite[0].length;
+        const tail = matchAt(CITE_TAIL, text, i);
+        if (tail) {
+          glue.append(document.createTextNode(tail[0]));
+          i += tail[0].length;
+        }
+        out.append(glue);
         continue;
       }
       const parsed = parseLink(text, i);

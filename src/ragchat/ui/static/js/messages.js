@@ -34,10 +34,18 @@ function shortTs(ts) {
   return hh ? `${hh}:${mm}:${ss}` : `${parseInt(mm, 10)}:${ss}`;
 }
 
-/** Where in its document a citation is, as short as possible: time range, page, section. */
-function chipWhere(c) {
+/** Where in its document a citation is, as short as possible: time range, page, sheet and
+ * row(s), section. */
+export function chipWhere(c) {
+  const location = String(c.location || "");
+  if (/^\d+:\d{2}:\d{2}/.test(location)) {
+    // "00:00:19.500–00:00:31.000, 00:01:25.500–00:01:36.000 (…)": each quoted range, short.
+    const ranges = location.split(" (")[0].split(", ");
+    return ranges.map((r) => r.split("–").map(shortTs).join("–")).join(", ");
+  }
   if (c.start_ts || c.end_ts) return [c.start_ts, c.end_ts].filter(Boolean).map(shortTs).join("–");
   if (c.page !== null && c.page !== undefined) return `p. ${c.page}`;
+  if (c.rows && c.location) return c.location;
   if (c.section_path && c.section_path.length) return c.section_path.at(-1);
   return c.location || "";
 }
@@ -61,6 +69,9 @@ function sources(citations, onCite) {
   }
   for (const c of citations) {
     const label = chipLabel(c, count.get(c.title || c.source || "") > 1);
+    const name = c.title || c.source || "Source";
+    const where = chipWhere(c);
+    // The place is never cut: only the document's name shortens to fit.
     list.append(
       h(
         "li",
@@ -70,11 +81,17 @@ function sources(citations, onCite) {
           {
             type: "button",
             class: "chip",
+            title: label,
             "aria-label": `Open source ${c.index}: ${label}`,
             onclick: (ev) => onCite(c, ev.currentTarget),
           },
           h("span", { class: "chip-n", text: String(c.index) }),
-          h("span", { class: "chip-label", text: label }),
+          h(
+            "span",
+            { class: "chip-label" },
+            h("span", { class: "chip-name", text: name }),
+            where && where !== name ? h("span", { class: "chip-where", text: where }) : null,
+          ),
         ),
       ),
     );
@@ -166,7 +183,7 @@ export function assistantMessage(initial, { onCite, onRender = null }) {
 
   function renderBody() {
     clear(body);
-    const opts = { citations: data.citations || [], onCite };
+    const opts = { citations: data.citations || [], onCite, streaming: Boolean(data.streaming) };
     const texts =
       data.bubbles && data.bubbles.length > 1 && !data.streaming
         ? data.bubbles
