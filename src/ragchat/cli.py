@@ -26,6 +26,7 @@ from ragchat.cli_common import (
 )
 from ragchat.eval.cli import eval_app
 from ragchat.kb_cli import health, kb_app
+from ragchat.reader.cli import reader_app
 from ragchat.users_cli import users_app
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(chat_app, name="chat")
 app.add_typer(users_app, name="users")
+app.add_typer(reader_app, name="reader")
 app.command("health")(health)
 
 

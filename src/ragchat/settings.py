@@ -230,6 +230,8 @@ class AgentSettings(BaseModel):
     # packaged scorer and refusal model, ragchat.reader) or "rules" (the hand-written scores
     # and checks of agents/heuristics/compose.py that came before it).
     reader: Literal["trained", "rules"] = "trained"
+    # A model folder written by `ragchat reader train`; None = the one shipped in the package.
+    reader_model: Path | None = None
     rag: RagTuning = RagTuning()
     corrective: CorrectiveTuning = CorrectiveTuning()
     companion: CompanionTuning = CompanionTuning()

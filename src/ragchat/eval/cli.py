@@ -14,8 +14,8 @@ import typer
 from ragchat.cli_common import DataDir, KbName, command_scope, console, progress_bars
 from ragchat.errors import ConfigError
 from ragchat.eval.calibrate import calibrate, load_ood, print_calibration, write_calibration
-from ragchat.eval.cli_documents import documents
 from ragchat.eval.cli_corpus import corpus
+from ragchat.eval.cli_documents import documents
 from ragchat.eval.cli_generation import answers, conversations, synth
 from ragchat.eval.cli_options import (
     ConfigFileOpt,

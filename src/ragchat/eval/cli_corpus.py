@@ -47,13 +47,20 @@ def corpus(
         with progress_bars() as progress:
             replies = asyncio.run(
                 ask_split(
-                    settings, embedder, data, split, groups=group or (),
-                    chat_model=build_chat_model(settings), messages=messages, progress=progress,
+                    settings,
+                    embedder,
+                    data,
+                    split,
+                    groups=group or (),
+                    chat_model=build_chat_model(settings),
+                    messages=messages,
+                    progress=progress,
                 )
             )
         backend = settings.llm.backend
-        run = DocumentsRun(f"corpus {split}", "documents", backend, summarise_replies(replies),
-                           replies)
+        run = DocumentsRun(
+            f"corpus {split}", "documents", backend, summarise_replies(replies), replies
+        )
         print_documents(run, console)
         paths = write_documents(run, output or settings.data_dir / "eval" / f"corpus-{split}")
         console.print("wrote " + ", ".join(str(p) for p in paths.values()))

@@ -218,10 +218,12 @@ async def evaluate_conversations(
             latency = (clock() - start) * 1000.0
             md = result.metadata
             agent_query = md.search_query or (md.retrieval.query if md.retrieval else "") or ""
+            # what the retriever was given (a follow-up: with the earlier messages beside it)
+            searched_text = str(getattr(md.trace, "searched", "") or "") or agent_query
             topic_query = with_topic(turn.message, conv.topic) if conv.topic else None
             metrics: dict[str, dict[str, float]] = {}
             if turn.judged:
-                queries = {"agent": agent_query, "raw": turn.message}
+                queries = {"agent": searched_text, "raw": turn.message}
                 if topic_query is not None:
                     queries["topic"] = topic_query
                 metrics = turn_metrics(retriever(conv.kb), turn, queries)

@@ -108,8 +108,13 @@ def load_corpus(root: Path) -> Corpus:
         for r in _jsonl(root / "documents.jsonl")
     )
     messages = tuple(
-        Message(str(r["id"]), str(r["message"]), str(r.get("looks_like", "plain")),
-                str(r["split"]), str(r["group"]))
+        Message(
+            str(r["id"]),
+            str(r["message"]),
+            str(r.get("looks_like", "plain")),
+            str(r["split"]),
+            str(r["group"]),
+        )
         for r in _jsonl(root / "messages.jsonl")
     )
     return Corpus(
@@ -170,7 +175,10 @@ async def ask_group(
     if messages:
         questions += [
             DocQuestion(
-                m.mid, m.message, None, "",
+                m.mid,
+                m.message,
+                None,
+                "",
                 (("group", m.group), ("looks_like", m.looks_like), ("split", m.split)),
             )
             for m in part.messages
@@ -201,7 +209,12 @@ async def ask_split(
     out: list[Reply] = []
     for group in groups or corpus.groups(split):
         out += await ask_group(
-            settings, embedder, corpus, group,
-            chat_model=chat_model, messages=messages, progress=progress,
+            settings,
+            embedder,
+            corpus,
+            group,
+            chat_model=chat_model,
+            messages=messages,
+            progress=progress,
         )
     return out

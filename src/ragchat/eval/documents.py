@@ -15,8 +15,9 @@ names the file and one of ``heading`` (a heading path), ``page``, ``slide``, ``r
 spreadsheet's row number, with ``sheet`` for a workbook) or ``start``/``end`` (``HH:MM:SS.mmm``
 of the cues that hold the answer); a file alone (plain text) is matched by file. Any other
 string field of a record (``kind``, ``format``, ``style``, ``group``…) is kept as a tag the
-summary is split by. Conversation file: ``{"id", "turns": [{"message", "facts"?, "where"?, "place"?}]}``; a
-turn with ``facts`` is judged like a question.
+summary is split by. Conversation file:
+``{"id", "turns": [{"message", "facts"?, "where"?, "place"?}]}``; a turn with ``facts`` is
+judged like a question.
 
 Per reply:
 
@@ -95,8 +96,20 @@ class DocConversation:
 
 # Record fields that are not tags to split the summary by.
 _NOT_TAGS = frozenset(
-    {"id", "question", "answerable", "facts", "where", "place", "near", "turns", "evidence",
-     "why", "message", "file"}
+    {
+        "id",
+        "question",
+        "answerable",
+        "facts",
+        "where",
+        "place",
+        "near",
+        "turns",
+        "evidence",
+        "why",
+        "message",
+        "file",
+    }
 )
 
 

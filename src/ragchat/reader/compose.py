@@ -15,10 +15,13 @@ from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.index.base import Embedder
 from ragchat.reader.model import Choices, ReaderModel
 from ragchat.reader.question import analyse
-from ragchat.reader.read import Reading, prepare, read
+from ragchat.reader.read import Prepared, Reading, prepare, read
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DUP_COSINE = 0.9
+# A sentence from another section than the lead's joins only when the model rates it at least
+# this share of the lead ("How is it treated?" quotes the treatment, not the definition too).
+OTHER_SECTION = 0.5
 # Openers that lean on a sentence the answer does not quote ("So a toddler might …").
 _CONNECTIVE = re.compile(
     r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway)\b,?\s+(?=\S)",
@@ -56,7 +59,8 @@ def closest(hit: Hit) -> str:
 def refusal(message: str, hits: Sequence[Hit], reason: str, p: float | None = None) -> Reply:
     text = message
     if hits:
-        text += f" The closest thing I found was about {closest(hits[0])}, which doesn't answer this."
+        near = closest(hits[0])
+        text += f" The closest thing I found was about {near}, which doesn't answer this."
     return Reply(text=text, no_answer=True, refusal=reason, p_answerable=p)
 
 
@@ -84,6 +88,7 @@ def choose(reading: Reading, choices: Choices) -> list[int]:
         return []
     lead = reading.lead
     lead_doc = _doc(prepared.hits[prepared.cands[lead].hit_rank])
+    lead_section = _section(prepared, lead)
     keep = [lead]
     floor = max(choices.floor, choices.relative * float(probs[lead]))
     vectors = prepared.vectors
@@ -93,10 +98,47 @@ def choose(reading: Reading, choices: Choices) -> list[int]:
             break
         if _doc(prepared.hits[prepared.cands[i].hit_rank]) != lead_doc:
             continue
+        if _section(prepared, i) != lead_section and probs[i] < OTHER_SECTION * probs[lead]:
+            continue
         if vectors is not None and any(float(vectors[i] @ vectors[j]) > DUP_COSINE for j in keep):
             continue
         keep.append(i)
+    subject = _subject_of(prepared, lead)
+    if subject is not None and subject not in keep:
+        keep.append(subject)
     return keep
+
+
+# A lead that opens with a pronoun ("It reduces …") reads as an answer only with the sentence
+# that names its subject.
+_PRONOUN = re.compile(r"^(?:it|its|they|their|this|these|those|he|she|his|her)\b", re.IGNORECASE)
+SUBJECT_LOOKBACK = 3
+
+
+def _subject_of(prepared: Prepared, lead: int) -> int | None:
+    """The nearest earlier sentence of the lead's section that does not itself open with a
+    pronoun, when the lead does."""
+    cand = prepared.cands[lead]
+    if not _PRONOUN.match(prepared.plain[lead]):
+        return None
+    before = [
+        (c.order, i)
+        for i, c in enumerate(prepared.cands)
+        if c.hit_rank == cand.hit_rank
+        and c.heading == cand.heading
+        and cand.order - SUBJECT_LOOKBACK <= c.order < cand.order
+    ]
+    for _, i in sorted(before, reverse=True):
+        if not _PRONOUN.match(prepared.plain[i]):
+            return i
+    return None
+
+
+def _section(prepared: Prepared, i: int) -> tuple[str, ...]:
+    """The top of the heading path a candidate's passage sits under: a section's passages
+    and subsections ("Treatment > Antihistamines", "Treatment > Nasal sprays") are one."""
+    hit = prepared.hits[prepared.cands[i].hit_rank]
+    return tuple(str(h) for h in hit.chunk.metadata.get("heading_path") or ())[:2]
 
 
 def _doc(hit: Hit) -> str:
@@ -108,9 +150,15 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     prepared = reading.prepared
     cands, hits = prepared.cands, prepared.hits
 
+    # Sections in the order of their best chosen sentence (the lead's first), sentences of a
+    # section in document order: the answering section is cited [1].
+    rank_of: dict[tuple[int, str], int] = {}
+    for n, i in enumerate(chosen):
+        rank_of.setdefault((cands[i].hit_rank, cands[i].heading), n)
+
     def place(i: int) -> tuple[int, int, int]:
         c = cands[i]
-        return (hits[c.hit_rank].chunk.position, c.hit_rank, c.order)
+        return (rank_of[(c.hit_rank, c.heading)], hits[c.hit_rank].chunk.position, c.order)
 
     numbers: dict[int, int] = {}
     citations: list[Citation] = []

@@ -23,6 +23,7 @@ from ragchat.types import HistoryMessage, Hit
 
 if TYPE_CHECKING:
     from ragchat.eval.corpus import Corpus
+    from ragchat.eval.documents import DocQuestion
     from ragchat.index.base import Embedder
     from ragchat.settings import Settings
 
@@ -96,7 +97,10 @@ def example(
 
 
 async def group_examples(
-    settings: Settings, embedder: Embedder, corpus: Corpus, group: str,
+    settings: Settings,
+    embedder: Embedder,
+    corpus: Corpus,
+    group: str,
     evidence: dict[str, str],
 ) -> list[Example]:
     from ragchat.agents.bootstrap import resolve_config
@@ -113,28 +117,100 @@ async def group_examples(
     out: list[Example] = []
     for q in part.questions:
         hits = retriever.retrieve(q.question).hits
-        out.append(example(q.qid, dict(q.tags), q.gold is not None, q.question, q.question, "",
-                           hits, evidence.get(q.qid, ""), embedder))
+        out.append(
+            example(
+                q.qid,
+                dict(q.tags),
+                q.gold is not None,
+                q.question,
+                q.question,
+                "",
+                hits,
+                evidence.get(q.qid, ""),
+                embedder,
+            )
+        )
     for conv in part.conversations:
         history: list[HistoryMessage] = []
         previous = ""
         for n, (message, gold) in enumerate(conv.turns, 1):
             result = await engine.run_turn(
                 conversation=ConversationState(f"reader-{conv.cid}", history=list(history)),
-                message=message, user_id="reader", options=TurnOptions(agent=name),
+                message=message,
+                user_id="reader",
+                options=TurnOptions(agent=name),
             )
-            searched = result.metadata.search_query or message
             trace = result.metadata.trace
-            query = str(getattr(trace, "reformulated_query", "") or searched)
+            query = str(getattr(trace, "reformulated_query", "") or "")
+            query = query or result.metadata.search_query or message
+            searched = str(getattr(trace, "searched", "") or "") or query
             hits = retriever.retrieve(searched).hits
             qid = f"{conv.cid}#{n}"
             judged = gold is not None or n in conv.unanswerable
             tags = dict(conv.tags) | {"turn": "first" if n == 1 else "follow-up"}
-            out.append(example(qid, tags, gold is not None, query, message, previous, hits,
-                               evidence.get(qid, ""), embedder, judged=judged))
-            history += [HistoryMessage(role="user", content=message),
-                        HistoryMessage(role="assistant", content=result.reply)]
+            out.append(
+                example(
+                    qid,
+                    tags,
+                    gold is not None,
+                    query,
+                    message,
+                    previous,
+                    hits,
+                    evidence.get(qid, ""),
+                    embedder,
+                    judged=judged,
+                )
+            )
+            history += [
+                HistoryMessage(role="user", content=message),
+                HistoryMessage(role="assistant", content=result.reply),
+            ]
             previous = message
+    return out
+
+
+OFF_TOPIC = 60  # questions from other groups asked of each group's knowledge base
+
+
+def off_topic_questions(corpus: Corpus, group: str, n: int = OFF_TOPIC) -> list[DocQuestion]:
+    """Questions of the same split written for documents of kinds this group does not hold:
+    what people ask a knowledge base about something else ("the best things to see in Lisbon"
+    of a medicine leaflet). The corpus's own unanswerable questions are all near misses on the
+    document's topic; without these the refusal model never sees a question off the topic."""
+    import random
+
+    split = next(d.split for d in corpus.documents if d.group == group)
+    kinds = {d.kind for d in corpus.documents if d.group == group}
+    others = {d.group for d in corpus.documents if d.split == split and d.group != group}
+    pool = [
+        q
+        for q in corpus.questions
+        if dict(q.tags).get("group") in others and dict(q.tags).get("kind") not in kinds
+    ]
+    return random.Random(f"off-topic {group}").sample(pool, min(n, len(pool)))
+
+
+async def off_topic_examples(
+    settings: Settings, embedder: Embedder, corpus: Corpus, group: str
+) -> list[Example]:
+    from ragchat.agents.bootstrap import resolve_config
+    from ragchat.agents.factory import build_engine
+    from ragchat.eval.corpus import build_group_kb
+
+    kb = build_group_kb(settings, embedder, corpus, group)
+    config = resolve_config(kb, settings)
+    name = next(iter(config.agents))
+    engine = build_engine(settings, config, embedder=embedder)
+    retriever = engine.wiring.knowledge.retriever(engine.agents[name], kb)
+    out: list[Example] = []
+    for q in off_topic_questions(corpus, group):
+        hits = retriever.retrieve(q.question).hits
+        tags = dict(q.tags) | {"group": group, "style": "off-topic"}
+        out.append(
+            example(f"{q.qid}@{group}", tags, False, q.question, q.question, "", hits, "",
+                    embedder)
+        )  # fmt: skip
     return out
 
 
@@ -155,8 +231,13 @@ def evidence_of(corpus_root: Path) -> dict[str, str]:
 
 
 def build(
-    settings: Settings, embedder: Embedder, corpus: Corpus, splits: Sequence[str],
-    *, cache: Path | None = None, progress: Progress | None = None,
+    settings: Settings,
+    embedder: Embedder,
+    corpus: Corpus,
+    splits: Sequence[str],
+    *,
+    cache: Path | None = None,
+    progress: Progress | None = None,
 ) -> list[Example]:
     """Examples of every group of ``splits``; each group's examples are cached in ``cache``
     (a pickle per group) so a training run after a change of the model only rebuilds what
@@ -169,6 +250,7 @@ def build(
             if path is not None and path.exists():
                 with path.open("rb") as fh:
                     out += pickle.load(fh)
+                out += _off_topic(settings, embedder, corpus, group, cache, progress)
                 continue
             start = time.perf_counter()
             found = asyncio.run(group_examples(settings, embedder, corpus, group, evidence))
@@ -179,4 +261,29 @@ def build(
             if progress is not None:
                 progress(f"{group}: {len(found)} examples in {time.perf_counter() - start:.0f} s")
             out += found
+            out += _off_topic(settings, embedder, corpus, group, cache, progress)
     return out
+
+
+def _off_topic(
+    settings: Settings,
+    embedder: Embedder,
+    corpus: Corpus,
+    group: str,
+    cache: Path | None,
+    progress: Progress | None,
+) -> list[Example]:
+    path = cache / f"off-topic-{group}.pkl" if cache else None
+    if path is not None and path.exists():
+        with path.open("rb") as fh:
+            found: list[Example] = pickle.load(fh)
+        return found
+    start = time.perf_counter()
+    found = asyncio.run(off_topic_examples(settings, embedder, corpus, group))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as fh:
+            pickle.dump(found, fh)
+    if progress is not None:
+        progress(f"{group} off topic: {len(found)} examples in {time.perf_counter() - start:.0f} s")
+    return found

@@ -57,8 +57,7 @@ class Inputs:
     ctx_cos: np.ndarray
 
 
-def _coverage(wanted: frozenset[str] | set[str], have: set[str],
-              weight: dict[str, float]) -> float:
+def _coverage(wanted: frozenset[str] | set[str], have: set[str], weight: dict[str, float]) -> float:
     total = sum(weight.get(s, 1.0) for s in wanted)
     if not total:
         return 0.0
@@ -144,8 +143,10 @@ def features(question: Question, x: Inputs) -> np.ndarray:
         pattern = question.wanted.pattern
         row[INDEX["want_has"]] = pattern is not None and pattern.search(text) is not None
         values = row_values(text)
-        row[INDEX["band_holds"]] = bool(question.values) and values is not None and ranges.holds(
-            text, list(question.values)
+        row[INDEX["band_holds"]] = (
+            bool(question.values)
+            and values is not None
+            and ranges.holds(text, list(question.values))
         )
         row[INDEX["has_number"]] = _NUMBER.search(text) is not None
         row[INDEX["is_row"]] = values is not None

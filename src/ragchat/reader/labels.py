@@ -9,8 +9,18 @@ import re
 import unicodedata
 
 _FOLD = str.maketrans(
-    {"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‑": "-", "‐": "-",
-     "−": "-", "\u00a0": " "}
+    {
+        "‘": "'",
+        "’": "'",
+        "“": '"',
+        "”": '"',
+        "–": "-",
+        "—": "-",
+        "‑": "-",
+        "‐": "-",
+        "−": "-",
+        "\u00a0": " ",
+    }
 )
 _TOKEN = re.compile(r"[a-z0-9£€$%]+(?:[.,:'][a-z0-9]+)*")
 # A row as the loaders write it: "Column: value; Column: value."

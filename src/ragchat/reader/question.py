@@ -4,7 +4,7 @@ know about what was asked, computed once and carried with the turn's answer requ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ragchat.agents.heuristics import ranges
@@ -13,8 +13,9 @@ from ragchat.agents.heuristics.coverage import key_terms
 from ragchat.retrieve.sections import question_aspects
 from ragchat.retrieve.terms import content_stems, stem, words
 
-_YES_NO = re.compile(r"^\s*(?:and\s+)?(?:is|are|can|could|does|do|should|will|may|am|was|were)\b",
-                     re.IGNORECASE)
+_YES_NO = re.compile(
+    r"^\s*(?:and\s+)?(?:is|are|can|could|does|do|should|will|may|am|was|were)\b", re.IGNORECASE
+)
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9./:-]*\b")
 # Answer kinds, as numbers the scorer reads (``Question.kind``).
 KINDS = ("any", "number", "date", "name", "place", "steps")
@@ -44,7 +45,7 @@ class Question:
     specific: frozenset[str] = frozenset()  # stems of its specific words
     codes: tuple[str, ...] = ()  # numbers and codes it names ("E24", "26", "SH2471")
     kind: str = "any"
-    wanted: Wanted = Wanted()
+    wanted: Wanted = field(default_factory=Wanted)
     values: tuple[tuple[float, str], ...] = ()  # the user's own values ("2 years")
     aspects: frozenset[str] = frozenset()
     yes_no: bool = False
@@ -60,7 +61,9 @@ def _kind(want: Wanted) -> str:
     if want.steps:
         return "steps"
     return {
-        id(at._DATE): "date", id(at._NAME): "name", id(at._PLACE): "place",
+        id(at._DATE): "date",
+        id(at._NAME): "name",
+        id(at._PLACE): "place",
         id(at._NUMBER): "number",
     }.get(id(want.pattern), "any")
 

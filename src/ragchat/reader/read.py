@@ -65,8 +65,9 @@ def prepare(
 def read(prepared: Prepared, model: ReaderModel, embedder: Embedder | None) -> Reading:
     probs = model.candidates(prepared.x)
     if len(probs) == 0:
-        row = refusal_features(probs, prepared.x, prepared.passage,
-                               np.zeros(len(LEAD_SIGNALS), np.float32))
+        row = refusal_features(
+            probs, prepared.x, prepared.passage, np.zeros(len(LEAD_SIGNALS), np.float32)
+        )
         return Reading(prepared, probs, float(model.answerable(row[None])[0]), -1)
     lead = int(np.argmax(probs))
     signals = lead_signals(

@@ -30,9 +30,17 @@ def refusal_features(
     row = x[best]
     head = np.array(
         [
-            p1, p2, p1 - p2, float((probs >= 0.5).sum()), float(probs[order[:3]].mean()),
-            row[INDEX["ctx_cos"]], row[INDEX["lex_ctx"]], row[INDEX["spec_cov_ctx"]],
-            row[INDEX["q_terms"]], row[INDEX["q_kind"]], row[INDEX["q_yes_no"]],
+            p1,
+            p2,
+            p1 - p2,
+            float((probs >= 0.5).sum()),
+            float(probs[order[:3]].mean()),
+            row[INDEX["ctx_cos"]],
+            row[INDEX["lex_ctx"]],
+            row[INDEX["spec_cov_ctx"]],
+            row[INDEX["q_terms"]],
+            row[INDEX["q_kind"]],
+            row[INDEX["q_yes_no"]],
             row[INDEX["q_follow_up"]],
         ],
         dtype=np.float32,

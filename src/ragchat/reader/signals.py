@@ -66,9 +66,7 @@ def lead_signals(
     key -= coverage._generic_stems(text)
     said = set(said) | content_stems(lead) | content_stems(label)
     share = len(key & said) / len(key) if key else 1.0
-    measure = any(
-        ask.search(text) and not value.search(lead) for ask, value in coverage._MEASURES
-    )
+    measure = any(ask.search(text) and not value.search(lead) for ask, value in coverage._MEASURES)
     return np.array(
         [
             share,

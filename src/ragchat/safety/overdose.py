@@ -323,8 +323,9 @@ class OverdoseIntent:
             plans.append((medication, segments))
         flat = [text for _, segments in plans for _, text in segments]
         probs = iter(self.probabilities(flat))
-        nearer = iter(self._nearer_ordinary([m for m, (med, _) in zip(messages, plans,
-                                                                       strict=True) if med]))
+        nearer = iter(
+            self._nearer_ordinary([m for m, (med, _) in zip(messages, plans, strict=True) if med])
+        )
         out: list[OverdoseEvidence] = []
         for medication, segments in plans:
             best = {"message": 0.0, "clause": 0.0, "with_context": 0.0, "context": 0.0}

@@ -29,7 +29,7 @@ class ConversationalNodes:
     async def reformulate(self, state: ConversationalState) -> Update:
         turn = state.turn
         found = await self.steps.reformulate.run(Said(turn.message, turn.history))
-        return {"query": found.query, "search_query": found.search}
+        return {"query": found.query, "search_query": found.query, "searched": found.search}
 
     @timed("classify")
     async def classify(self, state: ConversationalState) -> Update:
@@ -59,7 +59,7 @@ class ConversationalNodes:
 
     @timed("retrieve")
     async def retrieve(self, state: ConversationalState) -> Update:
-        searched = state.search_query or state.query
+        searched = state.searched or state.query
         result = await answering.search(self.wiring, self.agent, searched, state.turn)
         threshold = answering.gate_threshold(self.wiring, self.agent, state.turn)
         return {"hits": result.hits, "gate": answering.gate_info(result, threshold)}

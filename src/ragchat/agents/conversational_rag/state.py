@@ -46,9 +46,14 @@ class ConversationalTrace:
     intent: Intent | None = None
     clarifying_question: bool = False
     template: str | None = None
+    # What the retriever was given, when it is not the reformulated query (a follow-up
+    # searched with the person's earlier messages beside it).
+    searched: str = ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"reformulated_query": self.reformulated_query}
+        if self.searched and self.searched != self.reformulated_query:
+            out["searched"] = self.searched
         if self.intent is not None:
             out["intent"] = self.intent.to_json()
         if self.clarifying_question:
@@ -61,6 +66,7 @@ class ConversationalTrace:
 @dataclass
 class ConversationalState(AgentState):
     query: str = ""  # the standalone (reformulated) query
+    searched: str = ""  # what the retriever is given ("" = the query)
     intent: Intent | None = None
     hits: list[Hit] = field(default_factory=list)
     clarified: bool = False
@@ -69,4 +75,6 @@ class ConversationalState(AgentState):
     def trace(self) -> AgentTrace | None:
         if not self.query:
             return None
-        return ConversationalTrace(self.query, self.intent, self.clarified, self.template)
+        return ConversationalTrace(
+            self.query, self.intent, self.clarified, self.template, self.searched
+        )

@@ -11,6 +11,7 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ragchat.agents.config import AgentConfig
@@ -259,12 +260,18 @@ class ExtractiveComposer:
     reader (``ragchat.reader``), or by the hand-written rules (``compose_answer``)."""
 
     def __init__(
-        self, embedder: Embedder, agent: AgentConfig, stream: Streamer, *, trained: bool = True
+        self,
+        embedder: Embedder,
+        agent: AgentConfig,
+        stream: Streamer,
+        *,
+        trained: bool = True,
+        model_dir: Path | None = None,
     ) -> None:
         self.embedder = embedder
         self.agent = agent
         self.stream = stream
-        self.model = shipped() if trained else None
+        self.model = (shipped(model_dir) if model_dir else shipped()) if trained else None
 
     async def run(self, request: AnswerRequest) -> Answer:
         if self.model is not None:
@@ -306,6 +313,10 @@ def composer(wiring: AgentWiring, agent: AgentConfig, system: str) -> Composer:
         wiring.chat_model,
         lambda model: ModelComposer(model, agent, system, wiring),
         ExtractiveComposer(
-            wiring.embedder, agent, wiring.stream, trained=wiring.tuning.reader == "trained"
+            wiring.embedder,
+            agent,
+            wiring.stream,
+            trained=wiring.tuning.reader == "trained",
+            model_dir=wiring.tuning.reader_model,
         ),
     )
