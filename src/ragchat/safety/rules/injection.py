@@ -13,6 +13,13 @@ _INSTR = (
     r"(?:instructions?|prompts?|rules|directions|guidelines|guardrails|constraints|directives|"
     r"programming|restrictions|training|polic(?:y|ies)|filters|system messages?|context)"
 )
+# The same without the nouns a person's own documents use of themselves: "disregard the
+# previous policy, what does the new one say?" asks about a policy document. Those nouns
+# count only as "your …" or "the system …".
+_INSTR_OWN = (
+    r"(?:instructions?|prompts?|rules|guidelines|guardrails|constraints|directives|"
+    r"programming|system messages?)"
+)
 _DEVICES = re.compile(
     r"\b(?:android|iphone|phone|tablet|ipad|chrome|windows|mac|macbook|settings|device|"
     r"browser|samsung|pixel|xbox|playstation|switch|laptop|router|tv)\b",
@@ -25,8 +32,12 @@ _INJECTION = [
         _rx(
             r"\b(?:ignore|disregard|forget|override|bypass|discard)"
             r"(?: all| any| every| each| of)*(?: the| your| these| those| such)?"
-            r" (?:previous|prior|preceding|above|earlier|initial|original|system|developer|"
-            rf"safety|former) (?:\w+ ){{0,2}}?{_INSTR}\b|"
+            r" (?:previous|prior|preceding|above|earlier|initial|original|former)"
+            rf" (?:\w+ ){{0,2}}?{_INSTR_OWN}\b|"
+            r"\b(?:ignore|disregard|forget|override|bypass|discard)"
+            r"(?: all| any| every| each| of)*(?: the| your| these| those| such)?"
+            r"(?: (?:previous|prior|preceding|above|earlier|initial|original|former))?"
+            rf" (?:system|developer|safety) (?:\w+ ){{0,2}}?{_INSTR}\b|"
             r"\b(?:ignore|disregard|forget|override|bypass|abandon|discard|drop)(?: all| any|"
             rf" all of)? your (?:\w+ )?{_INSTR}\b|"
             rf"\b(?:ignore|disregard|forget) all (?:the |of the )?{_INSTR}\b|"
