@@ -27,12 +27,21 @@ STOPWORDS = wordset(
     with within without would yet you your yours"""
 )
 
+# The number words, in order (a word's index is its value): the one list every English
+# matcher of counts and values builds from.
+NUMBER_WORDS: tuple[str, ...] = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+)  # fmt: skip
+# "one|two|…|twelve", for regular expressions.
+NUMBER_WORD_PATTERN = "|".join(NUMBER_WORDS[1:])
+
 # Words every question uses; they say little about what it is about.
 GENERIC_WORDS = wordset(
     """take taking took use using used get give need help make know tell want good bad much
     many common usual usually normal normally really thing things way ok okay like should
-    best safe well also one two three four five six seven eight nine ten"""
-)
+    best safe well also"""
+) | frozenset(NUMBER_WORDS[1:11])
 
 try:  # PyStemmer is a ragchat dependency; keep a crude fallback anyway.
     import Stemmer

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragchat.agents.heuristics.candidates import Candidate
+from ragchat.retrieve.terms import NUMBER_WORD_PATTERN
 
 NUMERIC_BONUS = 0.08
 ENTITY_BONUS = 0.15
@@ -26,9 +27,7 @@ _QUANTITY = re.compile(
     r"\b(how (much|many|long|often|old)|dose|dosage|maximum|minimum|limit|amount|number of)\b",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b", re.IGNORECASE
-)
+_NUMBER = re.compile(rf"\d|\b({NUMBER_WORD_PATTERN})\b", re.IGNORECASE)
 _WHEN = re.compile(r"^\s*(?:and\s+)?(?:when|what time|what date|by when|until when)\b", re.I)
 _DATE = re.compile(
     r"\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sep(?:tember)?"

@@ -49,6 +49,7 @@ from ragchat.agents.heuristics._text import (
 from ragchat.index.base import Embedder
 from ragchat.index.cache import embed_sentences
 from ragchat.retrieve.sections import without_aspect_words
+from ragchat.retrieve.terms import NUMBER_WORD_PATTERN
 from ragchat.types import Hit
 
 MISSING_SHARE = 0.5
@@ -83,7 +84,7 @@ _NOT_LABELS = wordset(
     first last next top aged age ages weighing weigh from into onto between up down only"""
 )
 _COUNT = (
-    r"\d+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif"
+    rf"\d+|\b(?:{NUMBER_WORD_PATTERN}|(?:thir|four|fif"
     r"|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty(?:-\w+)?|hundred"
     r"|thousand|dozen|no|none|single|both|half|once|twice|all|unlimited)\b"
 )

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from ragchat.agents.heuristics._text import stem
+from ragchat.retrieve.terms import NUMBER_WORDS
 
-_WORDS = "zero one two three four five six seven eight nine ten eleven twelve"
-_NUMBER_WORDS = {w: n for n, w in enumerate(_WORDS.split())}
+_NUMBER_WORDS = {w: n for n, w in enumerate(NUMBER_WORDS)}
 _NUM = r"(\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
 _UNIT = r"\s*([a-z]+)"
 # A value the user gives: "2 years", "30 kg", "three months".

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
+from ragchat.retrieve.terms import NUMBER_WORDS
 from ragchat.types import HistoryMessage
 
 _CITED = re.compile(r"\[\d{1,2}\]")
@@ -176,7 +177,7 @@ def introduced(history: Sequence[HistoryMessage], is_topical: Callable[[str], bo
     return " ".join(best)
 
 
-_NUMBER_WORDS = wordset("one two three four five six seven eight nine ten twelve both several")
+_NUMBER_WORDS = frozenset(NUMBER_WORDS[1:]) | wordset("both several")
 
 
 def _plural(word: str) -> bool:
