@@ -209,3 +209,37 @@ def answer(
     if not chosen:
         return refusal(no_answer_message, hits, "reader: nothing quotable", reading.answerable)
     return reply(reading, chosen, disclaimer)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The passages in the order the reader rates them (each by its best candidate) and the
+    probability that they answer: what decides whether a chat model is asked at all, and what
+    it reads first."""
+
+    hits: tuple[Hit, ...]
+    answerable: float
+    threshold: float
+
+    @property
+    def answers(self) -> bool:
+        return self.answerable >= self.threshold
+
+
+def rank(
+    query: str,
+    hits: Sequence[Hit],
+    embedder: Embedder,
+    model: ReaderModel,
+    *,
+    message: str | None = None,
+    previous: str = "",
+) -> Ranked:
+    question = analyse(query, message, previous)
+    qv = np.asarray(embedder.embed_query(query))
+    reading = read(prepare(question, hits, embedder, query_vector=qv), model, embedder)
+    best = np.full(len(hits), -1.0)
+    for c, p in zip(reading.prepared.cands, reading.probs, strict=True):
+        best[c.hit_rank] = max(best[c.hit_rank], float(p))
+    order = sorted(range(len(hits)), key=lambda i: (-best[i], i))
+    return Ranked(tuple(hits[i] for i in order), reading.answerable, model.card.choices.threshold)

@@ -26,7 +26,9 @@ from ragchat.agents.wiring import AgentWiring
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
+from ragchat.reader.compose import Ranked
 from ragchat.reader.compose import answer as read_answer
+from ragchat.reader.compose import rank as rank_passages
 from ragchat.reader.model import shipped
 from ragchat.safety.delimit import DOCUMENTS_INSTRUCTION, neutralise
 from ragchat.safety.passages import screen_passage
@@ -233,8 +235,22 @@ class ModelComposer:
         self.options: GenerationOptions = wiring.options("answer")
         self.history = wiring.tuning.model_history_messages
         self.passage_chars = wiring.tuning.passage_chars
+        self.embedder = wiring.embedder
+        tuning = wiring.tuning
+        trained = tuning.reader == "trained"
+        self.reader = (
+            (shipped(tuning.reader_model) if tuning.reader_model else shipped())
+            if (trained)
+            else None
+        )
 
     async def run(self, request: AnswerRequest) -> Answer:
+        if self.reader is not None:
+            # The reader decides whether the model is asked at all and orders what it reads.
+            ranked = await asyncio.to_thread(self._rank, request)
+            if not ranked.answers and not request.selected_text:
+                return refuse(self.agent, self.stream)
+            request = replace(request, hits=ranked.hits)
         user = f"Sources:\n\n{sources_block(request.hits, self.passage_chars)}\n\n"
         user += f"Question: {request.question}"
         if request.query.strip() != request.question.strip():
@@ -253,6 +269,14 @@ class ModelComposer:
             self.stream.whole(tail)
             text += tail
         return Answer(text, citations, False)
+
+    def _rank(self, request: AnswerRequest) -> Ranked:
+        assert self.reader is not None
+        previous = next((m.content for m in reversed(request.history) if m.role == "user"), "")
+        return rank_passages(
+            request.query, request.hits, self.embedder, self.reader,
+            message=request.question, previous=previous,
+        )  # fmt: skip
 
 
 class ExtractiveComposer:
