@@ -105,3 +105,19 @@ def test_model_no_answer_becomes_the_no_answer_message(make_engine: EngineFactor
     result = run(Chat(engine).say("How does the heart pump blood?", agent="tutor"))
     assert result.no_answer and result.citations == []
     assert result.reply == engine.agents["tutor"].no_answer_message
+
+
+def test_the_reader_keeps_the_model_from_answering_what_the_passages_do_not_cover(
+    make_engine: EngineFactory,
+) -> None:
+    """The passages retrieved for a question about the course's exam dates say nothing about
+    them: the reader refuses before the model writes an answer (it is asked only whether to
+    search), and an answerable question still reaches it."""
+    model = ScriptedChatModel(["", "The exam is on 3 June [1]."])
+    engine = make_engine(chat_model=model)
+    result = run(Chat(engine).say("On what date is the end-of-year exam held?", agent="tutor"))
+    assert result.no_answer and result.citations == [], result.reply
+    assert len(model.requests) == 1  # the tool-choice round only
+    model = ScriptedChatModel(["", "It sets the heart rate [1]."])
+    result = run(Chat(make_engine(chat_model=model)).say(SA_NODE, agent="tutor"))
+    assert result.reply == "It sets the heart rate [1]." and len(model.requests) == 2
