@@ -11,7 +11,8 @@ import { confirmDialog, errorText, openPanel, toast } from "./ui.js";
 
 // The types GET /kb lists (file_types); this list is used until it has answered.
 const ACCEPT = [
-  ".pdf", ".docx", ".pptx", ".xlsx", ".xlsm", ".csv", ".tsv", ".html", ".htm", ".xhtml",
+  ".pdf", ".docx", ".doc", ".pptx", ".ppt", ".xlsx", ".xlsm", ".xls", ".csv", ".tsv", ".html",
+  ".htm", ".xhtml",
   ".epub", ".md", ".markdown", ".vtt", ".txt", ".jsonl", ".png", ".jpg", ".jpeg", ".tif", ".tiff",
 ].join(",");
 const POLL_MS = 400;
@@ -156,7 +157,8 @@ export function openKnowledgeBases({
     h("p", {
       class: "muted small",
       text:
-        "PDF (scans too), Word, PowerPoint, Excel, CSV, HTML, EPUB, Markdown, " +
+        "PDF (scans too), Word, PowerPoint, Excel (older .doc/.ppt/.xls too), CSV, HTML, EPUB, " +
+        "Markdown, " +
         "WebVTT transcripts, text, JSONL, or images of pages (PNG, JPEG, TIFF)",
     }),
     fileInput,
