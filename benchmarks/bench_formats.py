@@ -237,7 +237,7 @@ def cited_right(tmp: Path) -> None:
     from ragchat import resources
     from ragchat.chatbot import Chatbot
     from ragchat.cli_common import load_settings
-    from ragchat.index.ingestion import ingest_paths
+    from ragchat.ingestion.ingest import ingest_paths
 
     folder = tmp / "samples"
     samples.write_all(folder)

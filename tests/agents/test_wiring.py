@@ -13,8 +13,7 @@ from ragchat.agents.companion.persona import load_persona
 from ragchat.agents.config import AppConfig
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.retrievers import RetrieverCache
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.retrieve.expansion import PRFExpander
 from ragchat.retrieve.llm_expansion import LLMExpander
@@ -22,6 +21,7 @@ from ragchat.safety.base import SafetyVerdict
 from ragchat.safety.guard import StandardRefusals, as_guard
 from ragchat.settings import Settings
 from ragchat.types import Exclude
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .helpers import FakeSafety, run
 

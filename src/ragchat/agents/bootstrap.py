@@ -13,13 +13,13 @@ from ragchat.agents.config import (
     KnowledgeBaseConfig,
     load_config,
 )
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index import stores
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import IngestReport, Progress, ingest_paths
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import IngestReport, Progress, ingest_paths
 from ragchat.resources import SAMPLE_KB_DIR
 from ragchat.settings import Settings
+from ragchat.vectorstores import factory as stores
 
 log = logging.getLogger(__name__)
 SAMPLE = "sample"

@@ -12,7 +12,7 @@ from ragchat.agents.config import AppConfig
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.retrievers import DocumentLabels, HiddenDocuments, KBOpener, RetrieverCache
 from ragchat.agents.wiring import AgentWiring, Clock
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.safety.base import SafetyClassifier
 from ragchat.safety.guard import SafetyGuard, as_guard

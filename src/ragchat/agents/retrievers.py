@@ -12,14 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragchat.agents.config import AgentConfig
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index import stores
-from ragchat.index.base import Embedder, SearchableKB
 from ragchat.llm.base import ChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
 from ragchat.types import DocumentLabel, ExcludeResolved, Only, RetrievalResult
+from ragchat.vectorstores import factory as stores
+from ragchat.vectorstores.base import SearchableKB
 
 KBOpener = Callable[[str], SearchableKB]
 # (knowledge base, user id, the knowledge-base state being searched) → ids of documents that

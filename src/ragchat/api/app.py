@@ -58,16 +58,16 @@ from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.leases import keep_leases
 from ragchat.api.state import AppState
+from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError, IngestCancelled
-from ragchat.index.base import Embedder
-from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 if TYPE_CHECKING:
-    from ragchat.index.ingestion import Progress
+    from ragchat.ingestion.ingest import Progress
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
@@ -109,7 +109,7 @@ def _build_state(
 
     prepare_runtime(settings)
     if settings.crash_at:
-        from ragchat.index.crashpoints import arm
+        from ragchat.crashpoints import arm
 
         arm(settings.crash_at)
     store = (

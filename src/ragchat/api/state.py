@@ -19,15 +19,15 @@ from ragchat.api.services.knowledge_bases import KnowledgeBaseCatalogue
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
+from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError
-from ragchat.index.base import Embedder
-from ragchat.index.registry import KnowledgeBaseRegistry
-from ragchat.index.worker import build_ingester
+from ragchat.ingestion.worker import build_ingester
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import RateLimiter, Store
 from ragchat.store.memory import SqlMemoryStore
 from ragchat.store.rate_limits import SqlRateLimiter
 from ragchat.store.sql import SqlStore
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 
 @dataclass

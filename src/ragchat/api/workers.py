@@ -12,8 +12,8 @@ keys, conversations and upload jobs are rows in the database, so any worker serv
 a job runs in the worker that took the upload, which renews its lease (``leases.py``), and a
 job whose worker died is marked interrupted by the others. Knowledge bases are shared files
 (or Qdrant): a write takes the knowledge base's cross-process lock, and the other workers see
-it on their next read (``index/registry.py``). Stream slots and the fair upload queue stay per
-worker."""
+it on their next read (``vectorstores/registry.py``). Stream slots and the fair upload queue
+stay per worker."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ APP_FACTORY = "ragchat.api.workers:worker_app"
 
 def check_many_workers(settings: Settings) -> None:
     """``ConfigError`` for what cannot be shared by several processes."""
-    from ragchat.index.stores import vector_store
+    from ragchat.vectorstores.factory import vector_store
 
     reason = vector_store(settings).single_process()
     if reason is not None:
@@ -124,9 +124,9 @@ def warm_onnx_export(settings: Settings) -> None:
     would spend a minute of CPU on the same file); a no-op when it is cached."""
     if settings.embedding.backend not in ("onnx", "onnx-int8"):
         return
-    from ragchat.index.embedder import resolve_model_path
-    from ragchat.index.embedder_onnx import default_cache_root
-    from ragchat.index.onnx_export import ensure_export
+    from ragchat.embed.models import resolve_model_path
+    from ragchat.embed.onnx_export import ensure_export
+    from ragchat.embed.onnx_model import default_cache_root
 
     ensure_export(
         resolve_model_path(settings.embedding.model),

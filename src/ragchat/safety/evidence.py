@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.base import validate_categories
 
 if TYPE_CHECKING:

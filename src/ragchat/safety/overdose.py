@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.evidence import (
     Exemplars,
     FloatArray,

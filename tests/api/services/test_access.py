@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from ragchat.api.services.access import DocumentAccess
-from ragchat.index.chunkstore import DocumentRow
-from ragchat.index.fake import HashingEmbedder
-from ragchat.index.registry import KnowledgeBaseRegistry
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import Settings, VectorStoreSettings
 from ragchat.types import Chunk, ExcludeResolved, Only
+from ragchat.vectorstores.base import DocumentRow
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 pytest.importorskip("qdrant_client")
 

@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index.base import WritableKB
-from ragchat.index.chunkstore import DocumentRow
-from ragchat.index.kb import validate_name
-from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.settings import Settings
 from ragchat.types import DocumentLabel, Only
+from ragchat.vectorstores.base import DocumentRow, WritableKB
+from ragchat.vectorstores.names import validate_name
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 _REFUSED = re.compile(r'[<>:"/\\|?*]+')
 _MAX_NAME_BYTES = 200  # file systems allow 255; the upload's temporary name adds a few

@@ -31,9 +31,9 @@ from datetime import datetime
 
 from ragchat.api.errors import ApiError
 from ragchat.errors import Conflict, KnowledgeBaseNotFound
-from ragchat.index.kb import validate_name
 from ragchat.store.base import Store
 from ragchat.store.rows import KnowledgeBaseRow
+from ragchat.vectorstores.names import validate_name
 
 from .access import DocumentAccess
 
