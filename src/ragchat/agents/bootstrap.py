@@ -59,14 +59,6 @@ def resolve_config(
     )
 
 
-def where_knowledge_bases_live(settings: Settings) -> str:
-    """Where this process looks for knowledge bases, as a person can check it."""
-    backend = settings.vector_store.backend
-    if backend == "embedded":
-        return f"the data directory {settings.data_dir.resolve()} (RAGCHAT_DATA_DIR)"
-    return f"the {backend} store configured by RAGCHAT_VECTOR_STORE__*"
-
-
 def require_knowledge_base(settings: Settings, name: str) -> str:
     """``name`` as it is stored (in any case), or ``KnowledgeBaseNotFound`` naming where it
     was looked for, what is there, and how to create it — before anything is built, so a
@@ -82,7 +74,7 @@ def require_knowledge_base(settings: Settings, name: str) -> str:
         return same[0]
     held = ", ".join(sorted(names)) or "none yet"
     raise KnowledgeBaseNotFound(
-        f"no knowledge base {name!r} in {where_knowledge_bases_live(settings)}; it holds: "
+        f"no knowledge base {name!r} in {stores.where_knowledge_bases_live(settings)}; it holds: "
         f"{held}. Create it with `ragchat ingest <files or folder> --kb {name}`, or run from "
         "(or set RAGCHAT_DATA_DIR to) the data directory that holds it."
     )

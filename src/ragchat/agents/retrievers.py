@@ -68,10 +68,8 @@ class RetrieverCache:
         try:
             return stores.open_kb(self.settings, name, self.embedder)
         except KnowledgeBaseNotFound as exc:
-            from ragchat.agents.bootstrap import where_knowledge_bases_live
-
             raise KnowledgeBaseNotFound(
-                f"{exc} (looked in {where_knowledge_bases_live(self.settings)}). Ingest it "
+                f"{exc} (looked in {stores.where_knowledge_bases_live(self.settings)}). Ingest it "
                 f"first: `ragchat ingest <folder> --kb {name}` (`ragchat chat` ingests the "
                 "configured sample knowledge bases itself)"
             ) from exc

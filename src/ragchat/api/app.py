@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -58,6 +57,7 @@ from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.leases import keep_leases
 from ragchat.api.state import AppState
+from ragchat.api.stopping import cancel_on_signal, stop_when
 from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError, IngestCancelled
 from ragchat.llm.base import ChatModel
@@ -65,9 +65,6 @@ from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
 from ragchat.vectorstores.registry import KnowledgeBaseRegistry
-
-if TYPE_CHECKING:
-    from ragchat.ingestion.ingest import Progress
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
@@ -136,7 +133,7 @@ def _build_state(
         own = given.embedder is None and engine is None
         writer = resources.ingest_embedder(settings, embedder) if own else embedder
         for kb in ensure_knowledge_bases(
-            settings, app_config, writer, progress=_stop_when(stopping or threading.Event())
+            settings, app_config, writer, progress=stop_when(stopping or threading.Event())
         ):
             if kb.changed:
                 r = kb.report
@@ -190,29 +187,6 @@ def _start_prewarm(settings: Settings, engine: object) -> threading.Event | None
     return start_prewarm(engine)
 
 
-def _stop_when(stopping: threading.Event) -> Progress:
-    """An ingestion progress callback that stops the ingestion (nothing of it saved) once
-    ``stopping`` is set: a signal during start-up does not wait for the bootstrap ingestion."""
-
-    def check(stage: str, done: int, total: int) -> None:
-        if stopping.is_set():
-            raise IngestCancelled("the server is stopping")
-
-    return check
-
-
-def cancel_ingestion(app: FastAPI) -> None:
-    """Called as soon as a stop is asked for (``ragchat serve`` on SIGTERM/SIGINT), before
-    uvicorn drains the open connections: the running upload stops at its next safe point,
-    and so does the start-up's ingestion of the configured knowledge bases."""
-    stopping = getattr(app.state, "stopping", None)
-    if isinstance(stopping, threading.Event):
-        stopping.set()
-    state = getattr(app.state, "ragchat", None)
-    if isinstance(state, AppState):
-        state.documents.cancel()
-
-
 def create_app(
     settings: Settings | None = None,
     *,
@@ -262,8 +236,6 @@ def create_app(
                     keep_leases(state.documents, state.store, api.lease_s, state.chat)
                 )
             if worker:
-                from ragchat.api.workers import cancel_on_signal
-
                 cancel_on_signal(app)
             log.info(
                 "ragchat %s ready (agents: %s)",

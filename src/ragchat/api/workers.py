@@ -21,7 +21,6 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -65,38 +64,16 @@ def worker_app() -> FastAPI:
         sys.exit(STARTUP_FAILURE)
 
 
-def cancel_on_signal(app: FastAPI) -> None:
-    """In a worker of ``serve --workers N``: SIGTERM/SIGINT also reach ``cancel_ingestion``
-    at once (uvicorn's own handler, wrapped, still drains the connections), so a running
-    upload stops at its next safe point instead of after the drain. Called from the lifespan,
-    on the main thread, after uvicorn installed its handlers (it restores its originals)."""
-    from ragchat.api.app import cancel_ingestion  # not in the handler: no import there
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        previous = signal.getsignal(sig)
-        if not callable(previous):
-            continue
-
-        def handler(
-            signum: int, frame: FrameType | None, previous: Callable[..., Any] = previous
-        ) -> None:
-            cancel_ingestion(app)
-            previous(signum, frame)
-
-        signal.signal(sig, handler)
-
-
 def prepare(settings: Settings, stopping: threading.Event) -> None:
     """The start-up work done once, before the workers (module docstring); a set
     ``stopping`` stops the knowledge bases' ingestion with nothing of it saved."""
     from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.config import load_config
-    from ragchat.api.app import _stop_when, create_app
+    from ragchat.api.app import create_app
     from ragchat.api.services.documents import recover_jobs
     from ragchat.api.services.identity import cookie_secret
+    from ragchat.api.stopping import stop_when
     from ragchat.runtime import prepare_runtime
     from ragchat.store import build_store
 
@@ -114,7 +91,7 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
         return
     embedder = resources.ingest_embedder(settings)  # exports to ONNX first if needed
     log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
-    for kb in ensure_knowledge_bases(settings, app_config, embedder, progress=_stop_when(stopping)):
+    for kb in ensure_knowledge_bases(settings, app_config, embedder, progress=stop_when(stopping)):
         if kb.changed:
             log.info("ingested knowledge base %s", kb.name)
 

@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, cast
@@ -24,11 +23,11 @@ import numpy as np
 
 from ragchat.embed.base import Embedder, Matrix, Vector
 from ragchat.errors import IngestError, RagchatError
-from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
 from ragchat.ingest.registry import iter_files
-from ragchat.ingest.sandbox import ParseLimits, ParseWorker
+from ragchat.ingest.sandbox import ParseWorker
 from ragchat.ingestion.ingest import UploadCaps, file_key, ingest_paths
+from ragchat.ingestion.wire import ChildJob, ChildSpec, IngestWorkerError, report_to_wire
 from ragchat.types import LoadedDocument
 from ragchat.vectorstores.base import WritableKB
 
@@ -51,8 +50,6 @@ class _Remote:
         return lambda *args, **kwargs: self._call(self._prefix + name, args, kwargs)
 
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        from ragchat.ingestion.worker import IngestWorkerError
-
         args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)  # generators
         self._conn.send(("call", name, args, kwargs))
         status, value = self._conn.recv()
@@ -113,7 +110,7 @@ def lower_priority(idle: bool) -> None:
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
-def _embedder(spec: Any) -> Embedder:
+def _embedder(spec: ChildSpec) -> Embedder:
     if spec.embedder is not None:
         return cast(Embedder, spec.embedder)
     from ragchat.embed.factory import ingest_settings, load_embedder
@@ -122,15 +119,6 @@ def _embedder(spec: Any) -> Embedder:
     settings = ingest_settings(spec.settings) or spec.settings
     one_thread = settings.embedding.model_copy(update={"threads": 1})
     return load_embedder(settings.model_copy(update={"embedding": one_thread}))
-
-
-@dataclass(frozen=True)
-class ChildJob:
-    files: list[Path]
-    chunker: Chunker
-    skip: set[str]  # keys of files the knowledge base holds unchanged: not embedded ahead
-    caps: UploadCaps | None
-    parse_limits: ParseLimits | None  # None: parse here, unbounded (tests, the CLI's files)
 
 
 class _MemoLoader:
@@ -185,9 +173,7 @@ def _fits(caps: UploadCaps, chars: int, chunks: int, chars_before: int, chunks_b
     )
 
 
-def child_main(conn: Connection, spec: Any, job: ChildJob) -> None:
-    from ragchat.ingestion.worker import report_to_wire
-
+def child_main(conn: Connection, spec: ChildSpec, job: ChildJob) -> None:
     lower_priority(spec.idle_priority)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 from ragchat import errors
 from ragchat.embed.base import Embedder
-from ragchat.errors import IngestCancelled, IngestError, RagchatError
+from ragchat.errors import IngestCancelled
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
 from ragchat.ingest.sandbox import ParseLimits
@@ -53,6 +53,7 @@ from ragchat.ingestion.ingest import (
     file_key,
     ingest_paths,
 )
+from ragchat.ingestion.wire import ChildJob, ChildSpec, IngestWorkerError, report_from_wire
 from ragchat.settings import Settings
 from ragchat.vectorstores.base import WritableKB
 
@@ -65,10 +66,6 @@ CurrentSha = Callable[[str], "str | None"]  # file key -> sha256 the knowledge b
 
 def _no_progress(stage: str, done: int, total: int) -> None:
     return None
-
-
-class IngestWorkerError(RagchatError):
-    """The ingestion child process failed or died; the job fails with this message."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,16 +118,6 @@ class InProcessIngester:
         yield ingest
 
 
-@dataclasses.dataclass(frozen=True)
-class ChildSpec:
-    """What the child needs: the settings (to load the embedder and set up the runtime) or a
-    picklable embedder (a test fake), and its priority."""
-
-    settings: Settings
-    embedder: Embedder | None
-    idle_priority: bool
-
-
 class ProcessIngester:
     """Sessions in a child process each (module docstring): a crash, or a parser that bloated
     its memory, takes nothing with it, at the price of loading the embedder per job (a second
@@ -165,8 +152,6 @@ class ProcessIngester:
         progress: Progress | None = None,
         job: JobInput = JobInput(),
     ) -> Iterator[Ingest]:
-        from ragchat.ingestion.child import ChildJob
-
         files = [Path(p) for p in paths]
         skip = _unchanged(files, job.current_sha) if job.current_sha is not None else set()
         proc, parent = _start_child()
@@ -178,7 +163,7 @@ class ProcessIngester:
             def ingest(kb: WritableKB) -> IngestReport:
                 parent.send(("go", {"name": kb.name}))  # plain attributes ingest may read
                 wire = _serve(parent, proc, kb, progress, job.cancel, until="done")
-                return _report_from_wire(wire)
+                return report_from_wire(wire)
 
             yield ingest
         finally:
@@ -306,24 +291,6 @@ def _answer(kb: WritableKB, name: str, args: tuple[Any, ...], kwargs: dict[str, 
     except Exception as exc:  # the child raises it in ingest_paths, which fails the job
         log.exception("ingestion call %s failed", name)
         return ("error", f"{type(exc).__name__}: {exc}")
-
-
-def report_to_wire(report: IngestReport) -> dict[str, Any]:
-    """An ``IngestReport`` that pickles (``IngestError``'s two-argument ``__init__`` does not
-    unpickle): its errors as (class name, source, reason)."""
-    wire = dataclasses.asdict(dataclasses.replace(report, errors=[]))
-    wire["errors"] = [(type(e).__name__, e.source, e.reason) for e in report.errors]
-    return wire
-
-
-def _report_from_wire(wire: dict[str, Any]) -> IngestReport:
-    errs = []
-    for name, source, reason in wire.pop("errors"):
-        cls = getattr(errors, name, IngestError)
-        if not (isinstance(cls, type) and issubclass(cls, IngestError)):
-            cls = IngestError
-        errs.append(cls(source, reason))
-    return IngestReport(**wire, errors=errs)
 
 
 def build_ingester(settings: Settings, embedder: Embedder) -> Ingester:

@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,9 +19,6 @@ import yaml
 
 from ragchat.embed.base import Embedder
 from ragchat.safety.base import validate_categories
-
-if TYPE_CHECKING:
-    from ragchat.safety.overdose import OverdoseEvidence
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -187,3 +184,34 @@ def _fit_softmax(
     result = minimize(loss, start, jac=True, method="L-BFGS-B", options={"maxiter": 1000})
     w = result.x[: dim * n_classes].reshape(dim, n_classes).astype(np.float32)
     return w, result.x[dim * n_classes :].astype(np.float32)
+
+
+@dataclass(frozen=True)
+class OverdoseEvidence:
+    """Intent probabilities for one message: whole, best clause, best "earlier turn +
+    message", best earlier turn alone. ``medication`` is the term found (``None``: no
+    medication context, nothing was scored)."""
+
+    medication: str | None = None
+    message: float = 0.0
+    clause: float = 0.0
+    with_context: float = 0.0
+    context: float = 0.0
+
+    def decide(
+        self, threshold: float, context_threshold: float, floor: float
+    ) -> tuple[float, str] | None:
+        """``(probability, which reading fired)`` or ``None``."""
+        if self.medication is None:
+            return None
+        if self.message >= threshold:
+            return self.message, "message"
+        if self.with_context >= threshold:
+            return self.with_context, "message with an earlier turn"
+        if self.message < floor:
+            return None
+        if self.clause >= threshold:
+            return self.clause, "clause"
+        if self.context >= context_threshold:
+            return self.context, "earlier turn"
+        return None

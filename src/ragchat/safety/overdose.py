@@ -36,6 +36,7 @@ from ragchat.embed.base import Embedder
 from ragchat.safety.evidence import (
     Exemplars,
     FloatArray,
+    OverdoseEvidence,
     _embed_exemplars,
     _fit_softmax,
     _softmax,
@@ -189,37 +190,6 @@ class MedicationLexicon:
 def clauses(text: str) -> list[str]:
     parts = [p.strip() for p in _CLAUSE.split(text) if p and p.strip()]
     return [p for p in parts if len(p.split()) >= _MIN_CLAUSE_WORDS and p != text.strip()]
-
-
-@dataclass(frozen=True)
-class OverdoseEvidence:
-    """Intent probabilities for one message: whole, best clause, best "earlier turn +
-    message", best earlier turn alone. ``medication`` is the term found (``None``: no
-    medication context, nothing was scored)."""
-
-    medication: str | None = None
-    message: float = 0.0
-    clause: float = 0.0
-    with_context: float = 0.0
-    context: float = 0.0
-
-    def decide(
-        self, threshold: float, context_threshold: float, floor: float
-    ) -> tuple[float, str] | None:
-        """``(probability, which reading fired)`` or ``None``."""
-        if self.medication is None:
-            return None
-        if self.message >= threshold:
-            return self.message, "message"
-        if self.with_context >= threshold:
-            return self.with_context, "message with an earlier turn"
-        if self.message < floor:
-            return None
-        if self.clause >= threshold:
-            return self.clause, "clause"
-        if self.context >= context_threshold:
-            return self.context, "earlier turn"
-        return None
 
 
 class OverdoseIntent:

@@ -27,6 +27,14 @@ def vector_store(settings: Settings, backend: Backend | None = None) -> VectorSt
     return EmbeddedStore(settings.kb_root)
 
 
+def where_knowledge_bases_live(settings: Settings) -> str:
+    """Where this process looks for knowledge bases, as a person can check it."""
+    backend = settings.vector_store.backend
+    if backend == "embedded":
+        return f"the data directory {settings.data_dir.resolve()} (RAGCHAT_DATA_DIR)"
+    return f"the {backend} store configured by RAGCHAT_VECTOR_STORE__*"
+
+
 # -- shorthands --------------------------------------------------------------------------------
 def open_kb(
     settings: Settings,
