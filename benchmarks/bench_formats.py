@@ -25,16 +25,20 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragchat.ingest import samples, tables
+from ragchat.ingest import tables
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
 from ragchat.settings import ChunkingSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the sample files live in tests/
+from tests.ingest import samples
 
 
 def big_docx(path: Path, scale: int) -> int:

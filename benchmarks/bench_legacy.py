@@ -27,8 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragchat.ingest import legacy, samples
+from ragchat.ingest import legacy
 from ragchat.ingest.pipeline import load_file
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the sample files live in tests/
+from tests.ingest import samples
 
 FILES = [
     ("handbook.docx", samples.write_docx, "doc", ["antiword", "catdoc"]),

@@ -1,8 +1,9 @@
 """Sample documents in every format ragchat reads, written with the libraries that read them,
 and questions whose answer sits in a known section, slide, sheet row, chapter or page.
 
-Used by the loader tests, by ``benchmarks/bench_formats.py`` (speed per format and the share
-of questions cited right) and to try ragchat by hand (``write_all(folder)``).
+Test and benchmark data, not part of the installed package: used by the loader tests, by
+``benchmarks/bench_formats.py`` (speed per format and the share of questions cited right),
+``benchmarks/bench_legacy.py``, and to try ragchat by hand (``write_all(folder)``).
 """
 
 from __future__ import annotations

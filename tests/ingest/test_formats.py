@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.ingest import samples
 
 from ragchat.errors import IngestError, UnsupportedFileError
-from ragchat.ingest import samples
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
 from ragchat.ingest.registry import iter_files, unsupported_files
