@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"llm", "embed", "ingest"},
     {"vectorstores"},
     {"ingestion", "retrieve", "safety", "store"},
-    {"resources"},
+    {"resources", "tenancy"},
     {"agents"},
     {"ui"},
     {"chatbot", "api", "eval"},

@@ -52,7 +52,6 @@ from ragchat.api.routes import (
     users,
 )
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.access import DocumentAccess, uploads_dir
 from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.leases import keep_leases
@@ -64,6 +63,7 @@ from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
+from ragchat.tenancy.documents import DocumentAccess, uploads_dir
 from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ def _build_state(
     registry = KnowledgeBaseRegistry(
         settings.kb_root, embedder, chunking=settings.chunking.model_dump(), settings=settings
     )
-    access = DocumentAccess(uploads_dir(settings), registry)
+    access = DocumentAccess(uploads_dir(settings), registry, store)
     memory = SqlMemoryStore.from_settings(store, embedder, settings.memory)
     if engine is None:
         engine = build_engine(
@@ -157,13 +157,12 @@ def _build_state(
             chat_model=given.chat_model or build_chat_model(settings),
             memory=memory,
             kb_opener=registry.open,
-            hidden_documents=access.hidden,
-            document_labels=access.labels,
+            visibility=access,
         )
     else:
         log.warning(
             "an injected engine searches the knowledge bases it was built with: build it with "
-            "kb_opener, hidden_documents and document_labels to see uploads and keep them private"
+            "kb_opener and visibility to see uploads and keep them private"
         )
     signer = CookieSigner(cookie_secret(settings), secure=settings.api.cookie_secure)
     state = AppState.build(

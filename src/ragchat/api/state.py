@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from ragchat.api.limits import FailoverRateLimiter, MemoryRateLimiter, RateLimits, StreamSlots
-from ragchat.api.services.access import DocumentAccess
 from ragchat.api.services.accounts import AccountService
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.documents import DocumentService
@@ -27,6 +26,7 @@ from ragchat.store.base import RateLimiter, Store
 from ragchat.store.memory import SqlMemoryStore
 from ragchat.store.rate_limits import SqlRateLimiter
 from ragchat.store.sql import SqlStore
+from ragchat.tenancy.documents import DocumentAccess
 from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 
@@ -73,8 +73,6 @@ class AppState:
             {name: kb.description for name, kb in config.knowledge_bases.items()},
             [a.name for a in config.kb_agents()],
         )
-        access.sharers = kbs.sharers
-        access.claimed = store.merged_ids  # an account's claimed identities' uploads
         limits = RateLimits(
             api.rate_limit_per_minute,
             3 * api.rate_limit_per_minute if per_ip is None else per_ip,

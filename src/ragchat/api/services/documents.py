@@ -27,11 +27,11 @@ from ragchat.ingestion.worker import Ingester, InProcessIngester, JobInput
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
+from ragchat.tenancy.documents import DocumentAccess, DocumentView, safe_filename, user_folder
 from ragchat.types import Chunk
 from ragchat.vectorstores.lock import LOCK_TIMEOUT_S
 from ragchat.vectorstores.names import validate_name
 
-from .access import DocumentAccess, DocumentView, safe_filename, user_folder
 from .job_result import docs_of_bytes, drop_textless, file_sha, job_result, redact
 from .jobs import FairJobQueue
 

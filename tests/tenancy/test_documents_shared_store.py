@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ragchat.api.services.access import DocumentAccess
 from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import Settings, VectorStoreSettings
+from ragchat.tenancy.documents import DocumentAccess
 from ragchat.types import Chunk, ExcludeResolved, Only
 from ragchat.vectorstores.base import DocumentRow
 from ragchat.vectorstores.registry import KnowledgeBaseRegistry

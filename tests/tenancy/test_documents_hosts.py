@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragchat.api.services.access import foreign_upload
+from ragchat.tenancy.documents import foreign_upload
 
 
 def test_the_owner_of_another_machines_upload_is_read_from_its_path() -> None:

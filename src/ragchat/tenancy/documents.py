@@ -12,7 +12,8 @@ first sees the document under the name of their own copy (``DocumentView.label_f
 
 A person's uploads are those in their own folder and in the folders of the anonymous
 identities their account claimed at sign-in (``DocumentAccess.folders``): claiming moves no
-file."""
+file. Both that and sharing (a shared created knowledge base shows its owner's uploads to
+everyone who may see it) are read from the chat database given at construction."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ import threading
 import unicodedata
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.settings import Settings
+from ragchat.store.base import Store
 from ragchat.types import DocumentLabel, Only
 from ragchat.vectorstores.base import DocumentRow, WritableKB
 from ragchat.vectorstores.names import validate_name
@@ -119,33 +122,30 @@ class DocumentView:
         return Path(label.source.partition("#")[0]).name, label.title
 
 
-# Knowledge base → the user folders whose uploads there everyone who may see it may read: its
-# owner's, once the owner shared a knowledge base they created (``knowledge_bases.py``).
-Sharers = Callable[[str], Collection[str]]
+class DocumentVisibility(Protocol):
+    """What a search asks about one person (the retriever's view of ``DocumentAccess``)."""
 
+    def hidden(self, kb: str, user_id: str, base: Any = None) -> Sequence[str] | Only:
+        """Ids of the documents of ``kb`` (in the state ``base`` being searched) the person may
+        not see."""
+        ...
 
-def _nobody(kb: str) -> Collection[str]:
-    return ()
-
-
-def _none_claimed(user_id: str) -> Sequence[str]:
-    return ()
+    def labels(self, kb: str, user_id: str) -> Mapping[str, DocumentLabel]:
+        """Doc id → the person's own name for a document someone else uploaded first."""
+        ...
 
 
 class DocumentAccess:
-    """``claimed``: user id → the identities that account claimed (their uploads are its)."""
+    """``store``: the chat database, which records the identities an account claimed (their
+    uploads are its) and which created knowledge bases are shared; None (tests of one
+    process's files): nobody claimed anything and nothing is shared that way."""
 
     def __init__(
-        self,
-        uploads: Path,
-        registry: KnowledgeBaseRegistry,
-        sharers: Sharers = _nobody,
-        claimed: Callable[[str], Sequence[str]] = _none_claimed,
+        self, uploads: Path, registry: KnowledgeBaseRegistry, store: Store | None = None
     ) -> None:
         self.uploads = uploads.resolve()
         self.registry = registry
-        self.sharers = sharers
-        self.claimed = claimed
+        self.store = store
         # Per live KnowledgeBase instance and its version: an embedded write swaps in a new
         # instance; a shared store's instance lives on while other processes write to it, so
         # its entries are also keyed by the store's version (revision and count).
@@ -156,7 +156,18 @@ class DocumentAccess:
 
     def folders(self, user_id: str) -> Folders:
         """The person's upload folders: their own and those of the identities they claimed."""
-        return frozenset([user_folder(user_id), *map(user_folder, self.claimed(user_id))])
+        claimed = self.store.merged_ids(user_id) if self.store is not None else ()
+        return frozenset([user_folder(user_id), *map(user_folder, claimed)])
+
+    def sharers(self, storage: str) -> Collection[str]:
+        """The upload folders whose files in ``storage`` everyone who may see it may read: its
+        owner's, once the owner shared a knowledge base they created."""
+        if self.store is None:
+            return ()
+        row = self.store.kbs_by_storage([storage]).get(storage)
+        if row is None or not row.shared or row.owner_id is None:
+            return ()
+        return self.folders(row.owner_id)
 
     def owner_of_path(self, kb: str, path: str | None) -> str | None:
         if not path:
