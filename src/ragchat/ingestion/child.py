@@ -155,22 +155,12 @@ def _warm(conn: Connection, memo: _MemoEmbedder, load: _MemoLoader, job: ChildJo
         except (IngestError, RecursionError):  # the ingest that follows reports it
             continue
         chars = sum(len(s.text) for d in docs for s in d.sections)
-        if not _fits(caps, chars, len(chunks), chars_total, len(texts)):
+        if caps.refusal(chars, len(chunks), chars_total, len(texts)) is not None:
             continue
         chars_total += chars
         texts.extend(chunks)
     conn.send(("progress", "read", len(todo), len(todo)))
     memo.fill(texts, lambda done, total: conn.send(("progress", "embed", done, total)))
-
-
-def _fits(caps: UploadCaps, chars: int, chunks: int, chars_before: int, chunks_before: int) -> bool:
-    return not (
-        (caps.file_chars and chars > caps.file_chars)
-        or (caps.file_chunks and chunks > caps.file_chunks)
-        or (caps.total_chars and chars_before + chars > caps.total_chars)
-        or (caps.total_chunks and chunks_before + chunks > caps.total_chunks)
-        or (caps.user_chunks and caps.user_used + chunks_before + chunks > caps.user_chunks)
-    )
 
 
 def child_main(conn: Connection, spec: ChildSpec, job: ChildJob) -> None:

@@ -105,6 +105,24 @@ class UploadCaps:
     user_chunks: int = 0  # the uploader's quota, of which ``user_used`` are already stored
     user_used: int = 0
 
+    def refusal(self, chars: int, chunks: int, chars_before: int, chunks_before: int) -> str | None:
+        """Why a file of ``chars`` characters and ``chunks`` chunks does not fit after
+        ``chars_before`` and ``chunks_before`` of the same upload (None: it fits). The one
+        place the caps are checked: the ingest and the child's warm-up both ask it."""
+        if self.file_chars and chars > self.file_chars:
+            return too_much_text(self.file_chars)
+        if self.file_chunks and chunks > self.file_chunks:
+            return f"too many chunks: {chunks:,} (at most {self.file_chunks:,} per file)"
+        if self.total_chars and chars_before + chars > self.total_chars:
+            return (
+                f"the upload's text limit is reached ({self.total_chars:,} characters per upload)"
+            )
+        if self.total_chunks and chunks_before + chunks > self.total_chunks:
+            return f"the upload's chunk limit is reached ({self.total_chunks:,} per upload)"
+        if self.user_chunks and self.user_used + chunks_before + chunks > self.user_chunks:
+            return f"your upload quota is reached ({self.user_chunks:,} chunks per user)"
+        return None
+
 
 @dataclass
 class _FilePlan:
@@ -264,25 +282,9 @@ def _check_caps(source: str, plan: _FilePlan, caps: UploadCaps, totals: list[int
     """Raises ``IngestError`` when this file is over a per-file cap, or would take the call
     over a per-upload one (then later, smaller files may still fit); else counts it."""
     chars, chunks = plan.chars, plan.children
-    if caps.file_chars and chars > caps.file_chars:
-        raise IngestError(source, too_much_text(caps.file_chars))
-    if caps.file_chunks and chunks > caps.file_chunks:
-        raise IngestError(
-            source, f"too many chunks: {chunks:,} (at most {caps.file_chunks:,} per file)"
-        )
-    if caps.total_chars and totals[0] + chars > caps.total_chars:
-        raise IngestError(
-            source,
-            f"the upload's text limit is reached ({caps.total_chars:,} characters per upload)",
-        )
-    if caps.total_chunks and totals[1] + chunks > caps.total_chunks:
-        raise IngestError(
-            source, f"the upload's chunk limit is reached ({caps.total_chunks:,} per upload)"
-        )
-    if caps.user_chunks and caps.user_used + totals[1] + chunks > caps.user_chunks:
-        raise IngestError(
-            source, f"your upload quota is reached ({caps.user_chunks:,} chunks per user)"
-        )
+    reason = caps.refusal(chars, chunks, totals[0], totals[1])
+    if reason is not None:
+        raise IngestError(source, reason)
     totals[0] += chars
     totals[1] += chunks
 
