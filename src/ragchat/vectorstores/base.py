@@ -198,6 +198,11 @@ class WritableKB(SearchableKB, ListsChildren, KeepsVectors, Protocol):
 
     def close(self) -> None: ...
 
+    def stale(self) -> bool:
+        """True when another instance or process committed since this one was opened, so a
+        reader should open it again; a store read live (Qdrant, pgvector) never is."""
+        ...
+
 
 @dataclass(frozen=True)
 class DocumentRow:

@@ -96,14 +96,15 @@ class KnowledgeBaseRegistry:
         stat and a small read of ``CURRENT``, at most once per ``STALE_CHECK_S``; a shared
         store is never stale). The new one loads outside the lock: searches go on meanwhile
         on the old one, then the two are swapped."""
+        if self.remote:
+            return
         with self._lock:
             kb = self._live.get(name)
-            stale = getattr(kb, "stale", None)
             now = time.monotonic()
-            if kb is None or stale is None or now - self._checked.get(name, 0.0) < STALE_CHECK_S:
+            if kb is None or now - self._checked.get(name, 0.0) < STALE_CHECK_S:
                 return
             self._checked[name] = now
-            if not stale():
+            if not kb.stale():
                 return
         try:
             fresh = self._open(name)
@@ -145,7 +146,7 @@ class KnowledgeBaseRegistry:
         """Live count when the KB is loaded and current, else None (the manifest has it)."""
         with self._lock:
             kb = self._live.get(name)
-            if kb is None or bool(getattr(kb, "stale", lambda: False)()):
+            if kb is None or kb.stale():
                 return None
             return kb.child_count()
 

@@ -20,6 +20,7 @@ from ragchat.errors import IndexStateError
 from ragchat.types import Chunk
 from ragchat.vectorstores.base import DocumentRow
 from ragchat.vectorstores.embedded.generations import fsync_path
+from ragchat.vectorstores.filters import as_text, check_key, values_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
@@ -280,17 +281,16 @@ class ChunkStore:
         where = ["label IS NOT NULL"]
         params: list[Any] = []
         for key, value in sorted(filters.items()):
-            values = list(value) if isinstance(value, list | tuple | set) else [value]
+            values = values_of(value)
             marks = ",".join("?" * len(values))
             if key == "doc_id":
                 where.append(f"doc_id IN ({marks})")
                 params.extend(str(v) for v in values)
             else:
-                if not key.replace("_", "").isalnum():
-                    raise ValueError(f"invalid filter key {key!r}")
+                check_key(key)
                 # Compare as text so 1, "1" and 1.0-free integers all match chapter filters.
                 where.append(f"CAST(json_extract(metadata, '$.{key}') AS TEXT) IN ({marks})")
-                params.extend(_as_text(v) for v in values)
+                params.extend(as_text(v) for v in values)
         q = f"SELECT label FROM chunks WHERE {' AND '.join(where)}"
         return [int(r[0]) for r in self._db.execute(q, params)]
 
@@ -303,12 +303,6 @@ class ChunkStore:
             _to_chunk(r)
             for r in self._db.execute("SELECT * FROM chunks WHERE is_parent = 0 ORDER BY label")
         )
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
 
 
 def _to_chunk(row: tuple[Any, ...]) -> Chunk:

@@ -19,13 +19,14 @@ from ragchat.errors import (
     IndexStateError,
     KnowledgeBaseNotFound,
 )
-from ragchat.types import Chunk, Exclude, ExcludeResolved
+from ragchat.types import Chunk, Exclude
 from ragchat.vectorstores.base import DenseIndex, DocumentRow, KeywordIndex
 from ragchat.vectorstores.bm25 import BM25Index
 from ragchat.vectorstores.embedded import generations as gens
 from ragchat.vectorstores.embedded.chunkstore import ChunkStore
 from ragchat.vectorstores.embedded.dense import load_dense_index, new_dense_index
 from ragchat.vectorstores.embedded.generations import Generation
+from ragchat.vectorstores.filters import resolved
 from ragchat.vectorstores.lock import LOCK_TIMEOUT_S, WriteLock
 from ragchat.vectorstores.manifest import Manifest, check_embedder, now_iso
 from ragchat.vectorstores.names import validate_name
@@ -382,9 +383,7 @@ class KnowledgeBase:
         none = np.zeros(0, dtype=np.int64)
         if not filters:
             return None, none
-        filters = {
-            k: v.against(self) if isinstance(v, ExcludeResolved) else v for k, v in filters.items()
-        }
+        filters = resolved(filters, self)
         include = {k: v for k, v in filters.items() if not isinstance(v, Exclude)}
         banned_ids: set[int] = set()
         for key, value in filters.items():

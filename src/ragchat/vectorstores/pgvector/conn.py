@@ -22,6 +22,7 @@ from typing import Any
 from ragchat.errors import ConfigError, VectorStoreUnavailable
 from ragchat.settings import Settings
 from ragchat.types import Exclude
+from ragchat.vectorstores.filters import as_text, check_key, values_of
 from ragchat.vectorstores.unavailable import guard
 
 log = logging.getLogger(__name__)
@@ -208,30 +209,13 @@ guarded = guard(_unreachable)  # a pgvector call: ``VectorStoreUnavailable`` (50
 
 
 # -- chunks and filters ------------------------------------------------------------------------
-def as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
-
-
-def flat_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
-    """Scalar metadata as text, the form filters compare (chapter 1 and "1" match alike, as in
-    the embedded store)."""
-    return {
-        k: as_text(v)
-        for k, v in metadata.items()
-        if isinstance(v, str | int | float | bool) and k.replace("_", "").isalnum()
-    }
-
-
 def where_filters(filters: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
     """SQL conditions on a chunks table aliased ``c`` (and their parameters) for resolved
     filters: a value or list of values to include, ``Exclude`` to leave out."""
     conds: list[str] = []
     params: list[Any] = []
     for key, value in sorted(filters.items()):
-        if key != "doc_id" and not key.replace("_", "").isalnum():
-            raise ValueError(f"invalid filter key {key!r}")
+        check_key(key)
         field = "c.doc_id" if key == "doc_id" else "(c.f ->> %s)"
         key_params = [] if key == "doc_id" else [key]
         if isinstance(value, Exclude):
@@ -239,9 +223,8 @@ def where_filters(filters: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
                 conds.append(f"NOT coalesce({field} = ANY(%s), false)")
                 params += [*key_params, [as_text(v) for v in value.values]]
             continue
-        values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
         conds.append(f"{field} = ANY(%s)")
-        params += [*key_params, [as_text(v) for v in values]]
+        params += [*key_params, [as_text(v) for v in values_of(value)]]
     return conds, params
 
 

@@ -172,6 +172,10 @@ class PgVectorKB(PgReads):
             sql = "SELECT pg_total_relation_size(%s) + pg_total_relation_size(%s)"
             return int(conn.execute(sql, [chunks, terms]).fetchone()[0])
 
+    def stale(self) -> bool:
+        """Never: every read asks the store, which other processes write to directly."""
+        return False
+
     def close(self) -> None:
         """A write not committed by ``save`` is rolled back."""
         if self._session.in_transaction:

@@ -11,7 +11,8 @@ import numpy as np
 
 from ragchat.embed.base import Matrix, Vector
 from ragchat.settings import Settings
-from ragchat.types import Chunk, Exclude, ExcludeResolved
+from ragchat.types import Chunk
+from ragchat.vectorstores.filters import resolved, without_empty
 from ragchat.vectorstores.manifest import Manifest
 from ragchat.vectorstores.pgvector import search as pg_search
 from ragchat.vectorstores.pgvector.conn import Session, guarded, where_filters
@@ -53,12 +54,7 @@ class PgReads:
     def _where(self, filters: Mapping[str, Any] | None) -> tuple[list[str], list[Any]]:
         """``ExcludeResolved`` is resolved against this knowledge base just before the query:
         the store has no snapshot to resolve it against, so this is as late as it can be."""
-        resolved = {
-            k: v.against(self) if isinstance(v, ExcludeResolved) else v
-            for k, v in (filters or {}).items()
-        }
-        resolved = {k: v for k, v in resolved.items() if not isinstance(v, Exclude) or v.values}
-        return where_filters(resolved)
+        return where_filters(without_empty(resolved(filters, self)))
 
     @guarded
     def dense_search(

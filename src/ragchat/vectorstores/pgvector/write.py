@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 
 from ragchat.embed.base import Matrix
 from ragchat.types import Chunk
-from ragchat.vectorstores.pgvector.conn import flat_metadata
+from ragchat.vectorstores.filters import flat_metadata
 
 COLUMNS = "chunk_id, doc_id, position, parent_id, is_parent, text, metadata"
 

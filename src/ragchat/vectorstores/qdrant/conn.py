@@ -18,7 +18,8 @@ from typing import Any
 
 from ragchat.errors import VectorStoreUnavailable
 from ragchat.settings import Settings
-from ragchat.types import Chunk, Exclude, ExcludeResolved
+from ragchat.types import Chunk, Exclude
+from ragchat.vectorstores.filters import as_text, check_key, flat_metadata, resolved, values_of
 from ragchat.vectorstores.unavailable import guard
 
 try:
@@ -126,20 +127,10 @@ guarded = guard(_unreachable)  # a Qdrant call: ``VectorStoreUnavailable`` (503)
 
 
 # -- payloads ---------------------------------------------------------------------------------
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
-
-
 def chunk_payload(chunk: Chunk) -> dict[str, Any]:
     """``f`` holds scalar metadata as text: filters compare as text, as the embedded store
     does, so chapter 1 and chapter "1" match alike."""
-    flat = {
-        k: _as_text(v)
-        for k, v in chunk.metadata.items()
-        if isinstance(v, str | int | float | bool) and k.replace("_", "").isalnum()
-    }
+    flat = flat_metadata(chunk.metadata)
     return {
         "kind": PARENT if chunk.is_parent else CHILD,
         "chunk_id": chunk.chunk_id,
@@ -177,24 +168,19 @@ def search_filter(filters: Mapping[str, Any] | None, base: Any = None) -> Any:
     local mode, which checks conditions point by point in Python, is much faster without).
     ``ExcludeResolved`` is resolved against ``base`` just before the query: a Qdrant
     collection has no snapshot to resolve it against, so this is as late as it can be."""
-    filters = {
-        k: v.against(base) if isinstance(v, ExcludeResolved) else v
-        for k, v in (filters or {}).items()
-    }
+    filters = resolved(filters, base)
     if not any(not isinstance(v, Exclude) or v.values for v in (filters or {}).values()):
         return None
     must: list[Any] = [kind_is(CHILD)]
     must_not: list[Any] = []
     for key, value in sorted((filters or {}).items()):
-        if key != "doc_id" and not key.replace("_", "").isalnum():
-            raise ValueError(f"invalid filter key {key!r}")
+        check_key(key)
         field = "doc_id" if key == "doc_id" else f"f.{key}"
         if isinstance(value, Exclude):
             if value.values:
-                any_of = [_as_text(v) for v in value.values]
+                any_of = [as_text(v) for v in value.values]
                 must_not.append(models.FieldCondition(key=field, match=models.MatchAny(any=any_of)))
             continue
-        values = list(value) if isinstance(value, list | tuple | set) else [value]
-        any_of = [_as_text(v) for v in values]
+        any_of = [as_text(v) for v in values_of(value)]
         must.append(models.FieldCondition(key=field, match=models.MatchAny(any=any_of)))
     return models.Filter(must=must, must_not=must_not or None)

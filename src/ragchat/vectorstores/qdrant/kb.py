@@ -168,6 +168,10 @@ class QdrantKB:
         info["store"] = settings.vector_store.url or str(settings.qdrant_path)
         return info
 
+    def stale(self) -> bool:
+        """Never: every read asks the store, which other processes write to directly."""
+        return False
+
     def close(self) -> None:
         """The client is shared by every knowledge base of the store: nothing to release."""
 
