@@ -6,7 +6,7 @@ per page, and the share of questions whose answer is cited at the right place.
    ``20,000 * scale`` rows, a CSV of ``100,000 * scale`` rows, a page and a book of
    ``200 * scale`` sections, a text PDF of ``100 * scale`` pages), each loaded ``--repeat``
    times in this process (no sandbox) and chunked; plus the small sample files of
-   ``ragchat.ingest.samples`` per file.
+   ``tests/ingest/samples.py`` per file.
 2. OCR: a scanned PDF of ``--ocr-pages`` pages (150 dpi A4 images, rendered at 150 dpi for
    tesseract) and the same pages as PNG files.
 3. Cited right: the samples ingested into a scratch knowledge base; each sample question asked

@@ -2,7 +2,7 @@
 file saved in the new format, for LibreOffice (what ragchat uses) and for the small readers
 (antiword, catdoc, xls2csv, catppt).
 
-The sample files of ``ragchat.ingest.samples`` (a Word handbook with headings and a table, a
+The sample files of ``tests/ingest/samples.py`` (a Word handbook with headings and a table, a
 deck of six slides with a table and speaker notes, a workbook of two sheets) are written in the
 new format, saved in the old one by LibreOffice, then read back:
 

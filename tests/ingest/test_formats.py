@@ -1,5 +1,5 @@
 """The office, web and e-book loaders on sample files written with the libraries that read
-them (``ragchat.ingest.samples``): structure kept, and every chunk cites the right place."""
+them (``tests/ingest/samples.py``): structure kept, and every chunk cites the right place."""
 
 from __future__ import annotations
 
