@@ -215,7 +215,7 @@ def sample_engine(pace_ms: float = 0.0, prefix: str = "ragchat-bench-") -> Any:
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.config import load_config
     from ragchat.agents.factory import build_engine
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import LLMSettings, Settings
 
     data = Path(tempfile.mkdtemp(prefix=prefix))

@@ -24,7 +24,7 @@ from fakes import FakeEngine
 from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, AuthSettings, Settings
 
 PASSWORD = "correct horse battery staple"

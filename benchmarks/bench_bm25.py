@@ -75,7 +75,7 @@ class DocSampler:
 def build_ours(texts: list[str]) -> tuple[Any, dict[str, float]]:
     import numpy as np
 
-    from ragchat.index.bm25 import BM25Index
+    from ragchat.vectorstores.bm25 import BM25Index
 
     idx = BM25Index(k1=K1, b=B)
     t0 = time.perf_counter()
@@ -89,7 +89,7 @@ def build_ours(texts: list[str]) -> tuple[Any, dict[str, float]]:
 def build_bm25s(texts: list[str], backend: str) -> tuple[Any, dict[str, float]]:
     import bm25s
 
-    from ragchat.index.bm25 import _STEMMER
+    from ragchat.vectorstores.bm25 import _STEMMER
 
     t0 = time.perf_counter()
     tokens = bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, show_progress=False)
@@ -101,7 +101,7 @@ def build_bm25s(texts: list[str], backend: str) -> tuple[Any, dict[str, float]]:
 
 
 def query_fn(name: str, index: Any) -> Any:
-    from ragchat.index.bm25 import tokenize
+    from ragchat.vectorstores.bm25 import tokenize
 
     if name == "ours":
         return lambda q: index.search(q, K)
@@ -134,7 +134,7 @@ def latencies(fn: Any, queries: list[str]) -> list[float]:
 def worker_cold(spec: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     if spec["backend"] == "ours":
-        from ragchat.index.bm25 import BM25Index
+        from ragchat.vectorstores.bm25 import BM25Index
 
         t1 = time.perf_counter()
         index: Any = BM25Index.load(Path(spec["dir"]))
@@ -143,7 +143,7 @@ def worker_cold(spec: dict[str, Any]) -> dict[str, Any]:
 
         if spec["backend"] == "numba":
             import numba  # noqa: F401 - counted in the import time, as a real process pays it
-        from ragchat.index.bm25 import tokenize  # noqa: F401
+        from ragchat.vectorstores.bm25 import tokenize  # noqa: F401
 
         t1 = time.perf_counter()
         index = bm25s.BM25.load(spec["dir"], backend=spec["backend"], show_progress=False)
@@ -238,7 +238,7 @@ def main() -> None:
     try:
         import rank_bm25
 
-        from ragchat.index.bm25 import tokenize
+        from ragchat.vectorstores.bm25 import tokenize
 
         t0 = time.perf_counter()
         rank = rank_bm25.BM25Okapi(tokenize(texts), k1=K1, b=B)

@@ -85,7 +85,7 @@ def cmd_flat(args: argparse.Namespace) -> None:
     import faiss
     from threadpoolctl import threadpool_limits
 
-    from ragchat.index.dense import FlatIndex
+    from ragchat.vectorstores.embedded.dense import FlatIndex
 
     print(machine_line())
     print(
@@ -190,7 +190,7 @@ def _paths(corpus: str) -> dict[str, Path]:
 
 
 def _embedder(threads: int) -> Any:
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import EmbeddingSettings, Settings
 
     return load_embedder(Settings(embedding=EmbeddingSettings(threads=threads)))
@@ -291,7 +291,7 @@ def cmd_hnsw(args: argparse.Namespace) -> None:
     import faiss
     from threadpoolctl import threadpool_limits
 
-    from ragchat.index.dense import FlatIndex, HNSWIndex
+    from ragchat.vectorstores.embedded.dense import FlatIndex, HNSWIndex
 
     faiss.omp_set_num_threads(1)
     efs = [int(x) for x in args.ef.split(",")]

@@ -1,4 +1,4 @@
-"""Embedding speed of all-MiniLM-L6-v2 (packaged weights) through ``ragchat.index.embedder``.
+"""Embedding speed of all-MiniLM-L6-v2 (packaged weights) through ``ragchat.embed.factory``.
 
 Two measurements, each configuration in a fresh subprocess so that torch's thread count and
 ``OMP_WAIT_POLICY`` are in place before torch (and its libgomp) load:
@@ -58,7 +58,7 @@ def _load(threads: int, batch_size: int = 32) -> tuple[Any, float]:
     # before load_embedder's prepare_runtime() could setdefault the variable: "unset" stays unset.
     import torch  # noqa: F401
 
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import EmbeddingSettings, Settings
 
     t0 = time.perf_counter()

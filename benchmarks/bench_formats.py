@@ -6,7 +6,7 @@ per page, and the share of questions whose answer is cited at the right place.
    ``20,000 * scale`` rows, a CSV of ``100,000 * scale`` rows, a page and a book of
    ``200 * scale`` sections, a text PDF of ``100 * scale`` pages), each loaded ``--repeat``
    times in this process (no sandbox) and chunked; plus the small sample files of
-   ``ragchat.ingest.samples`` per file.
+   ``tests/ingest/samples.py`` per file.
 2. OCR: a scanned PDF of ``--ocr-pages`` pages (150 dpi A4 images, rendered at 150 dpi for
    tesseract) and the same pages as PNG files.
 3. Cited right: the samples ingested into a scratch knowledge base; each sample question asked
@@ -25,16 +25,20 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragchat.ingest import samples, tables
+from ragchat.ingest import tables
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
 from ragchat.settings import ChunkingSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the sample files live in tests/
+from tests.ingest import samples
 
 
 def big_docx(path: Path, scale: int) -> int:
@@ -237,7 +241,7 @@ def cited_right(tmp: Path) -> None:
     from ragchat import resources
     from ragchat.chatbot import Chatbot
     from ragchat.cli_common import load_settings
-    from ragchat.index.ingestion import ingest_paths
+    from ragchat.ingestion.ingest import ingest_paths
 
     folder = tmp / "samples"
     samples.write_all(folder)

@@ -83,7 +83,9 @@ def ingest_once(corpus: Path, backend: str, out: Path, export_cache: Path) -> di
     cpu = _children_cpu() - cpu0
     if proc.returncode != 0:
         raise RuntimeError(f"ingest with {backend} failed:\n{proc.stderr[-3000:]}")
-    kb_dir = data / "kb" / "scifact"  # the committed generation (index/generations.py)
+    kb_dir = (
+        data / "kb" / "scifact"
+    )  # the committed generation (vectorstores/embedded/generations.py)
     manifest = json.loads(
         (kb_dir / (kb_dir / "CURRENT").read_text().strip() / "manifest.json").read_text()
     )
@@ -103,7 +105,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     """Query latency and agreement with torch, in a fresh process per backend."""
     import numpy as np
 
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import EmbeddingSettings, Settings
 
     def settings(backend: str) -> Settings:
@@ -145,7 +147,7 @@ def time_export(export_cache: Path) -> float:
     """One export from an empty cache (torch load + ONNX export + int8 quantization)."""
     code = (
         "import time, sys; from pathlib import Path\n"
-        "from ragchat.index.embedder import load_embedder\n"
+        "from ragchat.embed.factory import load_embedder\n"
         "from ragchat.settings import EmbeddingSettings, Settings\n"
         "t = time.perf_counter()\n"
         "load_embedder(Settings(embedding=EmbeddingSettings(backend='onnx-int8', "

@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragchat.index.chunkstore import DocumentRow
-from ragchat.index.fake import HashingEmbedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.types import Chunk
+from ragchat.vectorstores.base import DocumentRow
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 WORDS = ["aspirin", "cohort", "marker", "trial", "dose", "outcome", "placebo", "effect", "risk"]
 

@@ -102,7 +102,7 @@ def uptime() -> str:
 
 def measure_embedding(repeats: int = 3) -> float:
     """Median milliseconds of one ``embed_query`` (the packaged model, one thread as served)."""
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import Settings
 
     emb = load_embedder(Settings(data_dir=Path(tempfile.mkdtemp(prefix="ragchat-bench-lat-"))))

@@ -2,7 +2,7 @@
 file saved in the new format, for LibreOffice (what ragchat uses) and for the small readers
 (antiword, catdoc, xls2csv, catppt).
 
-The sample files of ``ragchat.ingest.samples`` (a Word handbook with headings and a table, a
+The sample files of ``tests/ingest/samples.py`` (a Word handbook with headings and a table, a
 deck of six slides with a table and speaker notes, a workbook of two sheets) are written in the
 new format, saved in the old one by LibreOffice, then read back:
 
@@ -27,8 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragchat.ingest import legacy, samples
+from ragchat.ingest import legacy
 from ragchat.ingest.pipeline import load_file
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the sample files live in tests/
+from tests.ingest import samples
 
 FILES = [
     ("handbook.docx", samples.write_docx, "doc", ["antiword", "catdoc"]),

@@ -57,7 +57,7 @@ def serve(port: int, data_dir: Path, tokens_per_s: float, max_streams: int) -> N
     from ragchat.agents.metadata import Routing, TurnMetadata
     from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
     from ragchat.api import create_app
-    from ragchat.index.fake import HashingEmbedder
+    from ragchat.embed.fake import HashingEmbedder
     from ragchat.settings import ApiSettings, Settings
 
     @dataclass

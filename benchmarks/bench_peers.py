@@ -74,7 +74,7 @@ def vectors(backend: str, texts: list[str], queries: list[str]) -> tuple[np.ndar
         data = np.load(path)
         if data["docs"].shape[0] == len(texts) and data["queries"].shape[0] == len(queries):
             return data["docs"], data["queries"]
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import EmbeddingSettings, Settings
 
     emb = load_embedder(Settings(embedding=EmbeddingSettings(backend=backend)))  # type: ignore[arg-type]
@@ -119,7 +119,7 @@ class _Lookup:
         if text in self.table:
             return self.table[text]
         if self._fallback is None:
-            from ragchat.index.embedder import load_embedder
+            from ragchat.embed.factory import load_embedder
             from ragchat.settings import Settings
 
             self._fallback = load_embedder(Settings())
@@ -131,10 +131,10 @@ def build_ragchat(
     ids: list[str], texts: list[str], vecs: np.ndarray, lookup: _Lookup, tmp: Path
 ) -> tuple[Any, Any]:
     from ragchat.eval.configs import BASES
-    from ragchat.index.kb import KnowledgeBase
     from ragchat.retrieve.factory import build_retriever
     from ragchat.settings import RetrievalSettings, Settings
     from ragchat.types import Chunk
+    from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
     class Embedder:
         model_name = "precomputed"

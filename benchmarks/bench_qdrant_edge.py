@@ -34,8 +34,8 @@ from _common import (
 )
 from bench_vector_store import synthetic, unit
 
-from ragchat.index.qdrant_conn import point_id
-from ragchat.index.sparse import document_lengths, document_vectors, query_vector
+from ragchat.vectorstores.qdrant.conn import point_id
+from ragchat.vectorstores.sparse import document_lengths, document_vectors, query_vector
 
 SCRIPT = Path(__file__).resolve()
 

@@ -26,8 +26,8 @@ from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import load_config
 from ragchat.agents.factory import build_engine
 from ragchat.api.services.query import pick_agent
-from ragchat.index.ingestion import ingest_paths
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import ingest_paths
 from ragchat.settings import Settings
 
 QUESTIONS = [

@@ -118,7 +118,7 @@ def dense_worker(spec: dict[str, Any]) -> dict[str, Any]:
     method = spec["method"]
     out: dict[str, Any] = {"method": method}
     if method in ("numpy", "faiss"):
-        from ragchat.index.dense import FlatIndex
+        from ragchat.vectorstores.embedded.dense import FlatIndex
 
         t0 = time.perf_counter()
         index = FlatIndex(vecs.shape[1], kernel=method)
@@ -129,7 +129,7 @@ def dense_worker(spec: dict[str, Any]) -> dict[str, Any]:
         stats, _ = _timed_queries(lambda q: index.search(q, K)[1], queries)
         out.update(stats)
     elif method == "hnsw":
-        from ragchat.index.dense import HNSWIndex
+        from ragchat.vectorstores.embedded.dense import HNSWIndex
 
         truth = _exact(vecs, queries)
         t0 = time.perf_counter()
@@ -260,9 +260,9 @@ def cmd_dense(args: argparse.Namespace) -> None:
 def build_kb(args: argparse.Namespace, data: Path) -> float:
     import bench_peers
 
-    from ragchat.index.chunkstore import DocumentRow
-    from ragchat.index.kb import KnowledgeBase
     from ragchat.types import Chunk
+    from ragchat.vectorstores.base import DocumentRow
+    from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
     docs, _, ids, texts, _ = real_vectors(args.backend)
     b_ids, b_texts, b_vecs = bench_peers.synthetic(ids, texts, docs, args.n, args.seed)
@@ -293,11 +293,11 @@ def build_kb(args: argparse.Namespace, data: Path) -> float:
 
 
 def kb_worker(spec: dict[str, Any]) -> dict[str, Any]:
+    from ragchat.embed.factory import load_embedder
     from ragchat.eval.configs import BASES
-    from ragchat.index.embedder import load_embedder
-    from ragchat.index.kb import KnowledgeBase
     from ragchat.retrieve.factory import build_retriever
     from ragchat.settings import RetrievalSettings, Settings
+    from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
     settings = Settings(data_dir=Path(spec["data"]))
     emb = load_embedder(settings)

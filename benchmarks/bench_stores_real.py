@@ -53,12 +53,12 @@ from _common import (
     summarise_ms,
 )
 
-from ragchat.index import stores
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.retrieve.fusion import weighted_minmax_fusion
 from ragchat.retrieve.search import search_candidates
 from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
 from ragchat.types import Chunk
+from ragchat.vectorstores import factory as stores
 
 DIM = 384
 K = 100
@@ -105,7 +105,7 @@ def real_collection(
         data = np.load(cache)
         if data["docs"].shape[0] >= n and data["queries"].shape[0] >= len(queries):
             return chunks, data["docs"][:n], data["queries"][: len(queries)]
-    from ragchat.index.embedder import ingest_settings, load_embedder
+    from ragchat.embed.factory import ingest_settings, load_embedder
 
     settings = Settings()
     docs_model = load_embedder(ingest_settings(settings) or settings)
@@ -189,7 +189,7 @@ class EdgeKB:
     def __init__(self, path: Path, chunks: list[Chunk], vectors: np.ndarray) -> None:
         import qdrant_edge as qe
 
-        from ragchat.index.sparse import document_lengths, document_vectors
+        from ragchat.vectorstores.sparse import document_lengths, document_vectors
 
         self.qe = qe
         texts = [c.text for c in chunks]
@@ -227,7 +227,7 @@ class EdgeKB:
         return self._ranked(vec.tolist(), "dense", k)
 
     def bm25_search(self, text: str, k: int) -> list[tuple[str, float]]:
-        from ragchat.index.sparse import query_vector
+        from ragchat.vectorstores.sparse import query_vector
 
         qv = query_vector(text)
         return self._ranked(self.qe.SparseVector(qv.indices, qv.values), "bm25", k)
@@ -293,7 +293,7 @@ def hnsw_effect(chunks: list[Chunk], vectors: np.ndarray, root: Path, args: Any)
             out.append(time.perf_counter() - t0)
             kb.close()
         finally:
-            from ragchat.index.pg_conn import drop_schema
+            from ragchat.vectorstores.pgvector.conn import drop_schema
 
             drop_schema(settings)
     return (
@@ -351,7 +351,7 @@ def main() -> None:
                 rows.append([backend, step, f["n"], f["p50"], f["p95"], f["mean"]])
             kb.close()
             if settings is not None and backend == "pgvector":
-                from ragchat.index.pg_conn import drop_schema
+                from ragchat.vectorstores.pgvector.conn import drop_schema
 
                 if args.pg_keep:
                     note += f"; kept in schema {settings.vector_store.pg_schema}"

@@ -48,12 +48,12 @@ from _common import (
     summarise_ms,
 )
 
-from ragchat.index import stores
-from ragchat.index.base import WritableKB
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.retrieve.search import search_candidates
 from ragchat.settings import RetrievalSettings, Settings, VectorStoreSettings
 from ragchat.types import Chunk
+from ragchat.vectorstores import factory as stores
+from ragchat.vectorstores.base import WritableKB
 
 DIM = 384
 
@@ -206,7 +206,7 @@ def main() -> None:
                 elif exact is not None:
                     note += f"; dense recall@100 vs exact {recall(dense_ids, exact):.4f}"
                 if backend == "pgvector":
-                    from ragchat.index.pg_conn import drop_schema
+                    from ragchat.vectorstores.pgvector.conn import drop_schema
 
                     drop_schema(settings)
                 print(

@@ -91,11 +91,11 @@ def main() -> None:
     from ragchat.agents.config import KnowledgeBaseConfig, load_config
     from ragchat.agents.factory import build_engine
     from ragchat.agents.types import ConversationState, TurnOptions
-    from ragchat.index.ingestion import ingest_paths
-    from ragchat.index.kb import KnowledgeBase
     from ragchat.ingest.chunking import Chunker
+    from ragchat.ingestion.ingest import ingest_paths
     from ragchat.settings import Settings
     from ragchat.types import HistoryMessage
+    from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="followups-"))
     settings = Settings(data_dir=data_dir, config_file=None)

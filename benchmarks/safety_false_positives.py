@@ -45,7 +45,7 @@ def load_messages(path: Path) -> list[str]:
 
 
 def main() -> None:
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.safety.offline import OfflineSafetyClassifier
     from ragchat.settings import Settings
 

@@ -164,7 +164,7 @@ def main() -> None:
         f"{len(latent)} distinct latent injections (sampled {len(sampled)}), {len(direct)} direct"
     )
 
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.safety.offline import OfflineSafetyClassifier
     from ragchat.safety.rules import match_document_rules, match_rules
     from ragchat.settings import Settings

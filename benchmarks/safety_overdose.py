@@ -31,7 +31,7 @@ from safety_false_positives import load_messages
 
 
 def main() -> None:
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.safety.evaluate import Case, load_cases
     from ragchat.safety.offline import OfflineSafetyClassifier
     from ragchat.settings import Settings

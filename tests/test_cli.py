@@ -225,10 +225,10 @@ def test_the_missing_cross_encoder_is_said_plainly_by_health_and_kb_stats_only(
 
 
 def test_kb_check_says_what_is_wrong_and_kb_repair_fixes_it(tmp_path: Path) -> None:
-    from ragchat.index import generations
-    from ragchat.index.fake import HashingEmbedder
-    from ragchat.index.kb import KnowledgeBase
+    from ragchat.embed.fake import HashingEmbedder
     from ragchat.types import Chunk
+    from ragchat.vectorstores.embedded import generations
+    from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
     kb = KnowledgeBase.create(tmp_path / "kb", "notes", HashingEmbedder())
     kb.add_chunks([Chunk("n_c0", "n", "quokkas eat leaves", 0, None, False, {})])

@@ -30,7 +30,7 @@ from ragchat.reader.cli import reader_app
 from ragchat.users_cli import users_app
 
 if TYPE_CHECKING:
-    from ragchat.index.ingestion import IngestReport
+    from ragchat.ingestion.ingest import IngestReport
 
 app = typer.Typer(
     add_completion=False,
@@ -67,10 +67,11 @@ def ingest(
 ) -> None:
     """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
     from ragchat import resources
-    from ragchat.index.ingestion import IngestReport, all_unchanged, ingest_paths, prune_missing
-    from ragchat.index.stores import EmbeddedStore, vector_store
     from ragchat.ingest.chunking import Chunker
     from ragchat.ingest.registry import iter_files, supported_types, unsupported_files
+    from ragchat.ingestion.ingest import IngestReport, all_unchanged, ingest_paths, prune_missing
+    from ragchat.vectorstores.embedded.store import EmbeddedStore
+    from ragchat.vectorstores.factory import vector_store
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -266,8 +267,8 @@ def serve(
 def demo(data_dir: DataDir = None) -> None:
     """Ingest the bundled sample knowledge bases and answer a few searches."""
     from ragchat import resources
-    from ragchat.index.ingestion import ingest_paths
     from ragchat.ingest.chunking import Chunker
+    from ragchat.ingestion.ingest import ingest_paths
     from ragchat.retrieve.factory import build_retriever
 
     settings = load_settings(data_dir)

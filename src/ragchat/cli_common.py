@@ -61,9 +61,9 @@ def load_settings(data_dir: Path | None) -> Settings:
     # A missing cross-encoder is said once, plainly, by `ragchat health` and `kb stats`, not
     # by every command that searches; ingestion errors are printed by the ingest command.
     logging.getLogger("ragchat.retrieve.rerank").setLevel(logging.ERROR)
-    logging.getLogger("ragchat.index.ingestion").setLevel(logging.ERROR)
+    logging.getLogger("ragchat.ingestion.ingest").setLevel(logging.ERROR)
     if settings.crash_at:
-        from ragchat.index.crashpoints import arm
+        from ragchat.crashpoints import arm
 
         arm(settings.crash_at)
     return settings

@@ -27,7 +27,7 @@ kb_app = typer.Typer(no_args_is_help=True, help="Manage knowledge bases.")
 @kb_app.command("list")
 def kb_list(data_dir: DataDir = None) -> None:
     """List knowledge bases with their sizes."""
-    from ragchat.index import stores
+    from ragchat.vectorstores import factory as stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -105,8 +105,8 @@ def kb_unshare(name: Annotated[str, typer.Argument()], data_dir: DataDir = None)
 @kb_app.command("stats")
 def kb_stats(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) -> None:
     """Counts, model and size on disk of one knowledge base."""
-    from ragchat.index import stores
     from ragchat.retrieve.rerank import reranker_status
+    from ragchat.vectorstores import factory as stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -125,7 +125,7 @@ def kb_delete(
     data_dir: DataDir = None,
 ) -> None:
     """Delete a whole knowledge base."""
-    from ragchat.index import stores
+    from ragchat.vectorstores import factory as stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -155,7 +155,7 @@ def kb_remove(
 ) -> None:
     """Remove documents (by id or by file path) from a knowledge base."""
     from ragchat import resources
-    from ragchat.index.ingestion import remove_paths
+    from ragchat.ingestion.ingest import remove_paths
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -171,7 +171,7 @@ def kb_check(
     """Say whether each knowledge base opens, and what is wrong when it does not (exit 6).
     Changes nothing; `ragchat kb repair NAME` fixes what it finds."""
     from ragchat import errors
-    from ragchat.index import stores
+    from ragchat.vectorstores import factory as stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -201,7 +201,7 @@ def kb_repair(name: Annotated[str, typer.Argument()], data_dir: DataDir = None) 
     """Make a knowledge base open again: rebuild its indexes and manifest from the chunk store
     and the stored vectors, or roll back to its last consistent generation. Says what it did;
     nothing is re-embedded, so no model is loaded."""
-    from ragchat.index import stores
+    from ragchat.vectorstores import factory as stores
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -237,8 +237,8 @@ def kb_migrate(
     RAGCHAT_DATABASE_URL."""
     from ragchat import errors
     from ragchat.cli_common import progress_bars
-    from ragchat.index.migrate import migrate
-    from ragchat.index.stores import BACKENDS
+    from ragchat.vectorstores.base import BACKENDS
+    from ragchat.vectorstores.migrate import migrate
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -273,8 +273,8 @@ def health(data_dir: DataDir = None) -> None:
     """What this installation runs with: models, LLM backend, knowledge bases.
 
     One plain line each; nothing is loaded (exit 0)."""
-    from ragchat.index import stores
     from ragchat.retrieve.rerank import reranker_status
+    from ragchat.vectorstores import factory as stores
 
     settings = load_settings(data_dir)
     with exit_on_error():

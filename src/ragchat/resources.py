@@ -8,9 +8,10 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragchat.index import stores
-from ragchat.index.base import Embedder, WritableKB
+from ragchat.embed.base import Embedder
 from ragchat.settings import Settings
+from ragchat.vectorstores import factory as stores
+from ragchat.vectorstores.base import WritableKB
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ _FAST_LOCK = threading.Lock()
 def embedder(settings: Settings) -> Embedder:
     """The configured model behind the micro-batcher and the vector caches; one per process
     and configuration, so every user of it shares its batches and memos."""
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
 
     inner = load_embedder(settings)  # cached for the process: its id is stable
     cfg = settings.embedding
@@ -42,7 +43,7 @@ def ingest_embedder(settings: Settings, queries: Embedder | None = None) -> Embe
     (int8 by default: the fast one), queries through ``queries`` (default: ``embedder``).
     Pass ``queries`` only when it is the configured model (a hand-built embedder, e.g. a test's
     fake, is used for both)."""
-    from ragchat.index.embedder import IngestEmbedder, ingest_settings, load_embedder
+    from ragchat.embed.factory import IngestEmbedder, ingest_settings, load_embedder
 
     base = queries if queries is not None else embedder(settings)
     other = ingest_settings(settings)
@@ -54,7 +55,7 @@ def ingest_embedder(settings: Settings, queries: Embedder | None = None) -> Embe
 def fast(inner: Embedder, settings: Settings) -> Embedder:
     """``inner`` on the fast answer path (``index/cache.fast_embedder``); an embedder already
     on it is returned as is."""
-    from ragchat.index.cache import fast_embedder
+    from ragchat.embed.cache import fast_embedder
 
     cfg = settings.embedding
     return fast_embedder(

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from ragchat.llm.base import GenerationOptions
+from ragchat.types import GenerationOptions
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_RERANKER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -81,7 +81,7 @@ class EmbeddingSettings(BaseModel):
     # Intra-op threads of torch or onnxruntime; 0 = the library's own choice. See
     # docs/benchmarks.md for the measurement.
     threads: int = Field(default=1, ge=0)
-    # The fast answer path (``index/cache.py``, ``index/batching.py``): concurrent callers
+    # The fast answer path (``embed/cache.py``, ``embed/batching.py``): concurrent callers
     # share one model call, gathered for at most ``batch_wait_ms`` (``max_batch`` 1 = off);
     # query vectors and chunk sentence vectors are kept in bounded memos (0 = off).
     batch_wait_ms: float = Field(default=2.0, ge=0.0, le=100.0)
@@ -299,7 +299,7 @@ class ApiSettings(BaseModel):
     bootstrap_knowledge_bases: bool = True
     # Where upload jobs parse and embed. "process": a child process per job with its own
     # embedder at the lowest CPU priority, so queries and chat never wait for an ingestion
-    # (index/worker.py); "thread": in the server process (tests with an in-memory fake).
+    # (ingestion/worker.py); "thread": in the server process (tests with an in-memory fake).
     ingest_runner: Literal["process", "thread"] = "process"
     # Upload jobs running at once; one user runs one at a time and users take turns, so one
     # user's big upload never holds another user's small one (api/services/jobs.py).
@@ -444,7 +444,7 @@ class Settings(BaseSettings):
     vector_store: VectorStoreSettings = VectorStoreSettings()
     compat: CompatSettings = CompatSettings()
     # Tests only: SIGKILL the process at this point of a knowledge-base write, e.g.
-    # RAGCHAT_CRASH_AT=save.dense or save.dense#2 (index/crashpoints.py lists the points).
+    # RAGCHAT_CRASH_AT=save.dense or save.dense#2 (crashpoints.py lists the points).
     crash_at: str | None = None
     # Other tools' conventions for the chat model, read when ragchat's own ``llm`` settings
     # leave a field unset: the openai SDK's and LangChain's, and the replaced systems'

@@ -1,7 +1,8 @@
 """Data that flows between stages: loaders produce ``LoadedDocument``; the chunker turns them into
 ``Chunk``; indexes store chunks; retrievers return ``RetrievalResult`` of ``Hit``; a reply cites
 hits as ``Citation``; a conversation's earlier messages are ``HistoryMessage`` (the store keeps
-them, agents read them)."""
+them, agents read them); ``GenerationOptions`` are one node's knobs for the chat model (the
+settings give each node its own)."""
 
 from __future__ import annotations
 
@@ -284,3 +285,12 @@ def citation_from_hit(hit: Hit, index: int, *, preview_chars: int = 240) -> Cita
         rows=(int(rows[0]), int(rows[-1])) if rows else None,
         hit=hit,
     )
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """Per-node knobs (each graph node may use its own temperature and token budget)."""
+
+    temperature: float = 0.2
+    max_tokens: int = 512
+    stop: tuple[str, ...] = ()

@@ -13,9 +13,9 @@ from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import AppConfig, load_config
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.factory import build_engine
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.settings import Settings
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .helpers import CachingEmbedder, EngineFactory
 

@@ -13,11 +13,11 @@ import numpy as np
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.metadata import GateInfo, RetrievalInfo
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
-from ragchat.index.base import Embedder, Matrix, Vector
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder, Matrix, Vector
 from ragchat.safety.base import SafetyVerdict
 from ragchat.safety.responses import refusal_for
 from ragchat.types import HistoryMessage
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 T = TypeVar("T")
 EngineFactory = Callable[..., ChatEngine]  # make_engine(config=None, **build_engine options)

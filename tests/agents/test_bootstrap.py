@@ -4,9 +4,9 @@ from pathlib import Path
 
 from ragchat.agents.bootstrap import ensure_knowledge_bases, resolve_config
 from ragchat.agents.config import AppConfig
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.settings import Settings
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 
 def test_resolve_config(tmp_path: Path, settings: Settings) -> None:

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from ragchat import resources
 from ragchat.agents.chat_cli import chat_app
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 
 @pytest.fixture(autouse=True)

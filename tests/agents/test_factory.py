@@ -9,8 +9,8 @@ import pytest
 
 from ragchat.agents.config import AppConfig
 from ragchat.agents.factory import build_engine
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index.base import Embedder
 from ragchat.safety.factory import LoggedClassifier
 from ragchat.safety.guard import StandardRefusals
 from ragchat.safety.offline import OfflineSafetyClassifier

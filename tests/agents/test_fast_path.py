@@ -15,7 +15,7 @@ from ragchat.agents.engine import ChatEngine
 from ragchat.agents.factory import build_engine
 from ragchat.agents.shared.prewarm import prewarm_sentences, sentence_file
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import Settings
 
 

@@ -13,15 +13,15 @@ from ragchat.agents.companion.persona import load_persona
 from ragchat.agents.config import AppConfig
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.retrievers import RetrieverCache
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.retrieve.expansion import PRFExpander
 from ragchat.retrieve.llm_expansion import LLMExpander
 from ragchat.safety.base import SafetyVerdict
 from ragchat.safety.guard import StandardRefusals, as_guard
 from ragchat.settings import Settings
-from ragchat.types import Exclude
+from ragchat.types import DocumentLabel, Exclude
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .helpers import FakeSafety, run
 
@@ -57,11 +57,15 @@ def test_visibility_filters_what_a_user_may_not_see(
 ) -> None:
     asked: list[tuple[str, str, object]] = []
 
-    def hidden(kb: str, user: str, base: object) -> Sequence[str]:
-        asked.append((kb, user, base))
-        return ("doc-of-bob",) if user == "ann" else ()
+    class Visibility:
+        def hidden(self, kb: str, user: str, base: object = None) -> Sequence[str]:
+            asked.append((kb, user, base))
+            return ("doc-of-bob",) if user == "ann" else ()
 
-    cache = RetrieverCache(settings, embedder, hidden_documents=hidden)
+        def labels(self, kb: str, user: str) -> dict[str, DocumentLabel]:
+            return {}
+
+    cache = RetrieverCache(settings, embedder, visibility=Visibility())
     medical = app_config.agents["medical"]
     ann = cache.visibility(medical, None, "ann")["doc_id"]
     bob = cache.visibility(medical, "textbook", "bob")["doc_id"]

@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from ragchat.index.ingestion import ingest_paths
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import ingest_paths
 
 
 def signed_in(client: TestClient) -> TestClient:

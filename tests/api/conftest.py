@@ -18,8 +18,8 @@ from ragchat import resources
 from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import load_config
 from ragchat.api import create_app
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
 from .fakes import FakeEngine

@@ -19,8 +19,8 @@ from ragchat.agents.events import (
 )
 from ragchat.agents.metadata import Routing, TurnMetadata
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.llm.base import ChatModel
 from ragchat.types import Citation
 

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from ragchat.api import create_app
 from ragchat.api.services.accounts import SESSION_COOKIE, WRONG_CREDENTIALS
 from ragchat.api.services.identity import COOKIE_NAME
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, AuthSettings, Settings
 
 from .fakes import FakeEngine

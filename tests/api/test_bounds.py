@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragchat.api import create_app
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
 from .fakes import FakeEngine

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
 from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store import build_store
 

@@ -12,7 +12,7 @@ import openai
 import pytest
 from fastapi.testclient import TestClient
 
-from ragchat.api.services.access import uploads_dir
+from ragchat.tenancy.documents import uploads_dir
 
 from .browsers import signed_in
 from .conftest import AppFactory

@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from ragchat.api import create_app
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
 from .fakes import FakeEngine

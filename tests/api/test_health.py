@@ -7,11 +7,11 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.errors import StoreUnavailable
-from ragchat.index import generations as gens
-from ragchat.index.fake import HashingEmbedder
-from ragchat.index.kb import KnowledgeBase
 from ragchat.types import Chunk
+from ragchat.vectorstores.embedded import generations as gens
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .conftest import AppFactory
 

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
-from ragchat.index.fake import ProcessMarkingEmbedder
+from ragchat.embed.fake import ProcessMarkingEmbedder
 from ragchat.settings import ApiSettings, Settings
 
 from .browsers import own_documents, shared_kb, signed_in

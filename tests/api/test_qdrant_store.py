@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.settings import ApiSettings, Settings, VectorStoreSettings
 
 from . import test_documents
@@ -21,7 +21,7 @@ pytest.importorskip("qdrant_client")
 
 @pytest.fixture(scope="module")
 def qdrant_app(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[FastAPI]:
-    from ragchat.index.qdrant_conn import release
+    from ragchat.vectorstores.qdrant.conn import release
 
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("qdrant-api"),

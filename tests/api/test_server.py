@@ -19,7 +19,7 @@ import uvicorn
 from ragchat.api import create_app
 from ragchat.api.logging import JsonFormatter, RequestIdFilter
 from ragchat.api.serve import banner
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store import build_store
 

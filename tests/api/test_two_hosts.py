@@ -30,9 +30,9 @@ from typing import Any
 import httpx
 import pytest
 
-from ragchat.index import stores
 from ragchat.settings import Settings, VectorStoreSettings
 from ragchat.store.database import scratch_schema
+from ragchat.vectorstores import factory as stores
 
 from .live_server import CLI, serve_env, wait_job
 
@@ -266,6 +266,6 @@ def test_two_hosts_on_their_own_addresses_share_one_database(tmp_path: Path) -> 
                 proc.wait()
             for relay in relays:
                 relay.close()
-            from ragchat.index.pg_conn import drop_schema
+            from ragchat.vectorstores.pgvector.conn import drop_schema
 
             drop_schema(settings)

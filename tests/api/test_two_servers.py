@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragchat.index import stores
 from ragchat.settings import Settings, VectorStoreSettings
 from ragchat.store.database import scratch_schema
+from ragchat.vectorstores import factory as stores
 
 from .live_server import LiveServer, wait_job
 
@@ -103,6 +103,6 @@ def test_two_servers_share_one_postgresql_and_survive_a_kill(tmp_path: Path) -> 
         finally:
             a.kill()
             b.kill()
-            from ragchat.index.pg_conn import drop_schema
+            from ragchat.vectorstores.pgvector.conn import drop_schema
 
             drop_schema(settings)

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
 from ragchat.api.services.documents import SHUTDOWN_JOB_MESSAGE
-from ragchat.index.base import Matrix
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Matrix
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, IngestLimits, Settings
 from ragchat.store import build_store
 
@@ -128,7 +128,7 @@ def test_a_shutdown_stops_the_running_job_with_nothing_saved(tmp_path: Path) -> 
     the next embedding block; the job, and the one queued behind it, say how to resume."""
     settings = _settings(tmp_path)
     # It counts embedding calls made in this process: ingestion in the server process (a
-    # child process's job is cancelled the same way: tests/index/test_worker.py).
+    # child process's job is cancelled the same way: tests/ingestion/test_worker.py).
     settings.api.ingest_runner = "thread"
     store = build_store(settings)
     user = store.ensure_user()

@@ -20,8 +20,8 @@ from ragchat.api.serve import serve
 from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
 from ragchat.api.services.leases import LEASE_JOB_MESSAGE
 from ragchat.api.workers import worker_app
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.errors import ConfigError
-from ragchat.index.fake import HashingEmbedder
 from ragchat.settings import (
     WORKER_OVERRIDES_ENV,
     ApiSettings,

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import ragchat.eval.cli as eval_cli
 from ragchat import resources
+from ragchat.embed.base import Embedder
 from ragchat.eval.answers import (
     AnswerRecord,
     citation_problems,
@@ -25,7 +26,6 @@ from ragchat.eval.answers import (
     summarise,
 )
 from ragchat.eval.data import EvalDataError
-from ragchat.index.base import Embedder
 from ragchat.settings import Settings
 from ragchat.types import Chunk, Citation
 

@@ -19,12 +19,12 @@ import pytest
 from ragchat.eval.configs import NamedConfig
 from ragchat.eval.data import CorpusUnits, Query, load_qrels, load_queries
 from ragchat.eval.retrieval import Gold, evaluate_config, select_queries
-from ragchat.index.bm25 import BM25Index
-from ragchat.index.ingestion import ingest_paths
-from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import ingest_paths
 from ragchat.retrieve.factory import build_retriever
 from ragchat.settings import Settings
+from ragchat.vectorstores.bm25 import BM25Index
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "scifact"
 N_QUERIES = 40
@@ -78,7 +78,7 @@ def test_default_configuration_quality_on_scifact_subset(tmp_path: Path) -> None
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     settings = Settings(data_dir=tmp_path / "data")
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
 
     kb = KnowledgeBase.create(settings.kb_root, "smoke", load_embedder(settings))
     report = ingest_paths(kb, [corpus], Chunker(settings.chunking))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ragchat import resources
+from ragchat.embed.base import Embedder
 from ragchat.eval.chunk_units import is_chunk_qrels
 from ragchat.eval.cli import retriever_factory
 from ragchat.eval.configs import NamedConfig
@@ -26,15 +27,14 @@ from ragchat.eval.synth import (
     synthesize,
     write_synth,
 )
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import ingest_paths
-from ragchat.index.kb import KnowledgeBase
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import ingest_paths
 from ragchat.llm.base import ChatResult, Message
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.settings import Settings
 from ragchat.types import Chunk
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 N = 12
 

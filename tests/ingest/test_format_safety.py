@@ -11,9 +11,9 @@ import zlib
 from pathlib import Path
 
 import pytest
+from tests.ingest import samples
 
 from ragchat.errors import IngestError
-from ragchat.ingest import samples
 from ragchat.ingest.pipeline import load_file, load_paths
 from ragchat.ingest.sandbox import ParseLimits, ParseWorker
 from ragchat.ingest.sheets import MAX_EMPTY_RUN

@@ -1,14 +1,14 @@
 """The office, web and e-book loaders on sample files written with the libraries that read
-them (``ragchat.ingest.samples``): structure kept, and every chunk cites the right place."""
+them (``tests/ingest/samples.py``): structure kept, and every chunk cites the right place."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from tests.ingest import samples
 
 from ragchat.errors import IngestError, UnsupportedFileError
-from ragchat.ingest import samples
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
 from ragchat.ingest.registry import iter_files, unsupported_files

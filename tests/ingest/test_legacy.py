@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.ingest import samples
 
 from ragchat.errors import IngestError
-from ragchat.ingest import legacy, samples
+from ragchat.ingest import legacy
 from ragchat.ingest.pipeline import load_file
 
 needs_soffice = pytest.mark.skipif(

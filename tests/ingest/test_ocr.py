@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 from fpdf import FPDF
+from tests.ingest import samples
 
 from ragchat.errors import IngestError
-from ragchat.ingest import ocr, samples
+from ragchat.ingest import ocr
 from ragchat.ingest.pdf import PdfLoader
 from ragchat.ingest.pipeline import load_file
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.reader.model import ReaderModel, shipped
 from ragchat.settings import Settings
 
 
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
 
     return load_embedder(Settings(config_file=None))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from tests.agents.heuristics.conftest import make_hit
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.reader.compose import answer
 from ragchat.reader.model import ReaderModel
 

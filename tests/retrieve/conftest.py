@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ragchat.index.fake import HashingEmbedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.types import Chunk
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .helpers import DOCS, build_chunks
 

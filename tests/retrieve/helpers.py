@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragchat.index.base import Embedder, SearchableKB, Vector
+from ragchat.embed.base import Embedder, Vector
 from ragchat.types import Chunk
+from ragchat.vectorstores.base import SearchableKB
 
 # doc id -> (source, chapter, [parent groups of child texts])
 DOCS: dict[str, tuple[str, str, list[list[str]]]] = {

@@ -5,11 +5,11 @@ from typing import Any
 
 import pytest
 
-from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever, PRFExpander, QueryExpander
 from ragchat.retrieve.expansion import STOPWORDS
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Chunk, Hit, RetrievalResult
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .conftest import KBFactory
 

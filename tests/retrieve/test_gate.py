@@ -9,11 +9,11 @@ import pytest
 from pydantic import ValidationError
 
 from ragchat.errors import RetrievalError
-from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever, retrieve_from_text
 from ragchat.retrieve.gate import adaptive_k, refuses, top_relevance
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit, RetrievalResult
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .helpers import SpyKB
 

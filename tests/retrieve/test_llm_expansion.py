@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from ragchat.errors import LLMOutputError, LLMUnavailable
-from ragchat.index.kb import KnowledgeBase
 from ragchat.llm.base import ChatResult, GenerationOptions, Message, ToolSpec
 from ragchat.llm.fake import ScriptedChatModel, ScriptExhausted
 from ragchat.retrieve import KBRetriever, PRFExpander, QueryExpander, build_retriever
@@ -18,6 +17,7 @@ from ragchat.retrieve.expansion import run_expander
 from ragchat.retrieve.llm_expansion import LLMExpander, clean_variants
 from ragchat.settings import Settings
 from ragchat.types import RetrievalResult
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .conftest import KBFactory
 from .test_expansion import FELINES, hit, ids, settings

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from ragchat.errors import RetrievalError
-from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.base import Reranker, Retriever
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .helpers import SpyKB
 

@@ -10,12 +10,12 @@ import torch
 from transformers import BertForSequenceClassification, BertTokenizer
 
 from ragchat.errors import ModelLoadError
-from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import CrossEncoderReranker, KBRetriever, load_reranker
 from ragchat.retrieve.base import Reranker
 from ragchat.retrieve.factory import build_retriever
 from ragchat.settings import RerankerSettings, RetrievalSettings, Settings
 from ragchat.types import Hit
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 QUERY = "cat fur"
 

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from ragchat.index.kb import KnowledgeBase
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.feedback import feedback_vectors, rocchio
 from ragchat.retrieve.fields import TitleIndex, chunk_title, title_index
@@ -20,6 +19,7 @@ from ragchat.retrieve.fusion import (
 )
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Chunk, Hit
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .conftest import KBFactory
 from .helpers import SpyKB

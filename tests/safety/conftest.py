@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.evaluate import load_labelled
 from ragchat.safety.offline import OfflineSafetyClassifier
 
@@ -16,7 +16,7 @@ HERE = Path(__file__).parent
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import Settings
 
     return load_embedder(Settings())

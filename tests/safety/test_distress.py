@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.offline import MessageScores, OfflineSafetyClassifier
 from ragchat.safety.responses import refusal_for
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.errors import LLMError, LLMUnavailable
-from ragchat.index.fake import HashingEmbedder
 from ragchat.llm.base import ChatResult, GenerationOptions, Message, ToolSpec
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.safety.base import SafetyVerdict

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.base import CATEGORY_CODES, DEFAULT_BLOCKED
 from ragchat.safety.evaluate import Report, evaluate, evaluate_scores
 from ragchat.safety.offline import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.evaluate import Case, load_cases
 from ragchat.safety.offline import OfflineSafetyClassifier
 from ragchat.safety.overdose import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ragchat import resources
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.settings import Settings
 from ragchat.store import SqlStore
 from ragchat.store.memory import InMemoryMemoryStore, MemoryStore, SqlMemoryStore

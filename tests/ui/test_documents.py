@@ -123,7 +123,7 @@ def test_unsupported_file_is_refused_with_a_message(ui: UI, tmp_path: Path) -> N
 def test_office_files_upload_through_the_picker_and_are_cited_by_slide_and_row(
     ui: UI, tmp_path: Path
 ) -> None:
-    from ragchat.ingest import samples
+    from tests.ingest import samples
 
     accept = ui.page.locator("#kb-files")
     kb = own_kb(ui, "office")

@@ -13,13 +13,13 @@ from ragchat.agents.config import (
     KnowledgeBaseConfig,
     load_config,
 )
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index import stores
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import IngestReport, Progress, ingest_paths
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import IngestReport, Progress, ingest_paths
 from ragchat.resources import SAMPLE_KB_DIR
 from ragchat.settings import Settings
+from ragchat.vectorstores import factory as stores
 
 log = logging.getLogger(__name__)
 SAMPLE = "sample"
@@ -59,14 +59,6 @@ def resolve_config(
     )
 
 
-def where_knowledge_bases_live(settings: Settings) -> str:
-    """Where this process looks for knowledge bases, as a person can check it."""
-    backend = settings.vector_store.backend
-    if backend == "embedded":
-        return f"the data directory {settings.data_dir.resolve()} (RAGCHAT_DATA_DIR)"
-    return f"the {backend} store configured by RAGCHAT_VECTOR_STORE__*"
-
-
 def require_knowledge_base(settings: Settings, name: str) -> str:
     """``name`` as it is stored (in any case), or ``KnowledgeBaseNotFound`` naming where it
     was looked for, what is there, and how to create it — before anything is built, so a
@@ -82,7 +74,7 @@ def require_knowledge_base(settings: Settings, name: str) -> str:
         return same[0]
     held = ", ".join(sorted(names)) or "none yet"
     raise KnowledgeBaseNotFound(
-        f"no knowledge base {name!r} in {where_knowledge_bases_live(settings)}; it holds: "
+        f"no knowledge base {name!r} in {stores.where_knowledge_bases_live(settings)}; it holds: "
         f"{held}. Create it with `ragchat ingest <files or folder> --kb {name}`, or run from "
         "(or set RAGCHAT_DATA_DIR to) the data directory that holds it."
     )

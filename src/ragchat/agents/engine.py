@@ -29,8 +29,8 @@ from ragchat.agents.types import (
     UnknownAgent,
 )
 from ragchat.agents.wiring import AgentWiring
+from ragchat.embed.base import Embedder
 from ragchat.errors import InvalidInput, RagchatError
-from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, HoldsConnections
 
 GraphChunk = tuple[tuple[str, ...], str, Any]  # (namespace, stream mode, payload)

@@ -10,14 +10,15 @@ from typing import Literal
 
 from ragchat.agents.config import AppConfig
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.retrievers import DocumentLabels, HiddenDocuments, KBOpener, RetrieverCache
+from ragchat.agents.retrievers import KBOpener, RetrieverCache
 from ragchat.agents.wiring import AgentWiring, Clock
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.safety.base import SafetyClassifier
 from ragchat.safety.guard import SafetyGuard, as_guard
 from ragchat.settings import Settings
 from ragchat.store.memory import InMemoryMemoryStore, MemoryStore
+from ragchat.tenancy.documents import DocumentVisibility
 
 OFFLINE: Literal["offline"] = "offline"
 
@@ -31,8 +32,7 @@ def build_engine(
     safety: SafetyClassifier | SafetyGuard | Literal["offline"] | None = OFFLINE,
     memory: MemoryStore | None = None,
     kb_opener: KBOpener | None = None,
-    hidden_documents: HiddenDocuments | None = None,
-    document_labels: DocumentLabels | None = None,
+    visibility: DocumentVisibility | None = None,
     clock: Clock = time.perf_counter,
 ) -> ChatEngine:
     """``chat_model=None`` runs every step's heuristic. ``safety``: by default
@@ -41,10 +41,9 @@ def build_engine(
     (standard refusals are added) or a ``SafetyGuard`` with its own, or None (messages are not
     classified). ``memory=None`` keeps long-term memory in process memory. ``kb_opener`` opens
     a knowledge base by name (default: from ``settings.kb_root``);
-    ``hidden_documents(kb, user, base)`` lists the documents a user may not see in the state
-    ``base`` being searched (default: everyone sees everything);
-    ``document_labels(kb, user)`` names shared uploads as each user's own copy (default: as
-    recorded)."""
+    ``visibility`` (tenancy's ``DocumentAccess``) says which documents each user may see in the
+    state being searched and names shared uploads as each user's own copy (default: everyone
+    sees everything, as recorded)."""
     from ragchat import resources
 
     app_config = app_config.with_no_answer_messages(settings.compat.no_answer_messages)
@@ -63,8 +62,7 @@ def build_engine(
         embedder,
         chat_model,
         opener=kb_opener,
-        hidden_documents=hidden_documents,
-        document_labels=document_labels,
+        visibility=visibility,
     )
     wiring = AgentWiring(
         settings=settings,

@@ -19,16 +19,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragchat.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ragchat.agents.config import AgentConfig
     from ragchat.agents.shared.state import AgentRunner
-    from ragchat.agents.wiring import AgentWiring
 
-AgentBuilder = Callable[["AgentWiring", "AgentConfig"], "AgentRunner"]
+# (AgentWiring, AgentConfig) -> AgentRunner. The registry sits below the config that names its
+# kinds and the wiring that builds them, so it takes them untyped; agents/factory.py passes them.
+AgentBuilder = Callable[[Any, Any], "AgentRunner"]
 ENTRY_POINT_GROUP = "ragchat.agent_kinds"
 
 
@@ -39,7 +39,7 @@ class AgentKind:
     needs_knowledge_base: bool = False
     answers_questions: bool = False
 
-    def build(self, wiring: AgentWiring, agent: AgentConfig) -> AgentRunner:
+    def build(self, wiring: Any, agent: Any) -> AgentRunner:
         builder = self.builder
         if isinstance(builder, str):
             module, _, name = builder.partition(":")

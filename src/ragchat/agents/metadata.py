@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
-if TYPE_CHECKING:
-    from ragchat.agents.types import UserProfile
+from pydantic import BaseModel, ConfigDict
 
 T = TypeVar("T")
 RouterKind = Literal["llm", "embedding", "sticky", "forced", "switch", "safety", "knowledge_base"]
@@ -182,3 +181,23 @@ class TurnMetadata:
         out["conversation_crisis"] = self.conversation_crisis
         out["timings"] = dict(self.timings)
         return out
+
+
+class UserProfile(BaseModel):
+    """What an agent has learnt about the user in a conversation (the companion keeps the
+    name). Stored on the conversation; facts a newer version adds are kept as extras."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    name: str | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> UserProfile:
+        return cls.model_validate(dict(data or {}))
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+    def merged(self, update: UserProfile) -> UserProfile:
+        """This profile with ``update``'s facts on top."""
+        return UserProfile.model_validate({**self.to_json(), **update.to_json()})

@@ -8,32 +8,28 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable
 
 from ragchat.agents.config import AgentConfig
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index import stores
-from ragchat.index.base import Embedder, SearchableKB
 from ragchat.llm.base import ChatModel
 from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
-from ragchat.types import DocumentLabel, ExcludeResolved, Only, RetrievalResult
+from ragchat.tenancy.documents import DocumentVisibility
+from ragchat.types import ExcludeResolved, RetrievalResult
+from ragchat.vectorstores import factory as stores
+from ragchat.vectorstores.base import SearchableKB
 
 KBOpener = Callable[[str], SearchableKB]
-# (knowledge base, user id, the knowledge-base state being searched) → ids of documents that
-# user may not see there (other people's uploads).
-HiddenDocuments = Callable[[str, str, Any], Sequence[str] | Only]
-# (knowledge base, user id) → doc id → that user's own name for a document whose recorded name
-# is someone else's upload of the same bytes.
-DocumentLabels = Callable[[str, str], Mapping[str, DocumentLabel]]
 
 
 class RetrieverCache:
     """``opener`` opens a knowledge base by name (default: the configured vector store's, see
-    ``index.stores``; the server passes its shared registry, so uploads are searchable at
-    once). ``hidden_documents`` None: every document is visible to everyone (the CLI, eval)."""
+        ``index.stores``; the server passes its shared registry, so uploads are searchable at
+        once). ``visibility`` (tenancy: which documents each person may see, and under which name)
+    None: every document is visible to everyone (the CLI, eval)."""
 
     def __init__(
         self,
@@ -42,15 +38,13 @@ class RetrieverCache:
         chat_model: ChatModel | None = None,
         *,
         opener: KBOpener | None = None,
-        hidden_documents: HiddenDocuments | None = None,
-        document_labels: DocumentLabels | None = None,
+        visibility: DocumentVisibility | None = None,
     ) -> None:
         self.settings = settings
         self.embedder = embedder
         self.chat_model = chat_model
         self._opener = opener
-        self._hidden = hidden_documents
-        self._labels = document_labels
+        self._visibility = visibility
         self._kbs: dict[str, SearchableKB] = {}
         self._retrievers: dict[tuple[str, str], KBRetriever] = {}
         self._lock = threading.Lock()
@@ -67,10 +61,8 @@ class RetrieverCache:
         try:
             return stores.open_kb(self.settings, name, self.embedder)
         except KnowledgeBaseNotFound as exc:
-            from ragchat.agents.bootstrap import where_knowledge_bases_live
-
             raise KnowledgeBaseNotFound(
-                f"{exc} (looked in {where_knowledge_bases_live(self.settings)}). Ingest it "
+                f"{exc} (looked in {stores.where_knowledge_bases_live(self.settings)}). Ingest it "
                 f"first: `ragchat ingest <folder> --kb {name}` (`ragchat chat` ingests the "
                 "configured sample knowledge bases itself)"
             ) from exc
@@ -91,11 +83,11 @@ class RetrieverCache:
     ) -> dict[str, ExcludeResolved]:
         """The search filter that keeps ``user_id`` to documents they may see, resolved by the
         knowledge base against the state each search runs on (uploads race with queries)."""
-        hidden = self._hidden
-        if hidden is None:
+        visibility = self._visibility
+        if visibility is None:
             return {}
         name = self.kb_name(agent, kb)
-        return {"doc_id": ExcludeResolved(lambda base: hidden(name, user_id, base))}
+        return {"doc_id": ExcludeResolved(lambda base: visibility.hidden(name, user_id, base))}
 
     def as_seen_by(
         self, agent: AgentConfig, kb: str | None, user_id: str, result: RetrievalResult
@@ -103,9 +95,9 @@ class RetrieverCache:
         """``result`` with each hit named as ``user_id`` knows its document, so that sharing
         identical uploads never shows them another user's file name (in the prompt, the
         citations or the reply)."""
-        if self._labels is None or not result.hits:
+        if self._visibility is None or not result.hits:
             return result
-        labels = self._labels(self.kb_name(agent, kb), user_id)
+        labels = self._visibility.labels(self.kb_name(agent, kb), user_id)
         if not labels:
             return result
         hits = []

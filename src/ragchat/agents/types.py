@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo, TurnMetadata
+from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo, TurnMetadata, UserProfile
 from ragchat.errors import ConfigError, InvalidInput
 from ragchat.types import Citation, HistoryMessage
 
@@ -24,26 +21,6 @@ class UnknownAgent(ConfigError):
 
 class InvalidMessage(InvalidInput):
     """The user message is empty (or only whitespace)."""
-
-
-class UserProfile(BaseModel):
-    """What an agent has learnt about the user in a conversation (the companion keeps the
-    name). Stored on the conversation; facts a newer version adds are kept as extras."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
-
-    name: str | None = None
-
-    @classmethod
-    def of(cls, data: Mapping[str, Any] | None) -> UserProfile:
-        return cls.model_validate(dict(data or {}))
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(exclude_none=True)
-
-    def merged(self, update: UserProfile) -> UserProfile:
-        """This profile with ``update``'s facts on top."""
-        return UserProfile.model_validate({**self.to_json(), **update.to_json()})
 
 
 @dataclass

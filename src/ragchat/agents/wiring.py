@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.retrievers import RetrieverCache
 from ragchat.agents.shared.streaming import Streamer
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions
 from ragchat.safety.guard import SafetyGuard
 from ragchat.settings import AgentSettings, Settings

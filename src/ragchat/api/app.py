@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -53,21 +52,19 @@ from ragchat.api.routes import (
     users,
 )
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.access import DocumentAccess, uploads_dir
 from ragchat.api.services.engine_loop import Engine, ThreadedEngine
 from ragchat.api.services.identity import CookieSigner, cookie_secret
 from ragchat.api.services.leases import keep_leases
 from ragchat.api.state import AppState
+from ragchat.api.stopping import cancel_on_signal, stop_when
+from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError, IngestCancelled
-from ragchat.index.base import Embedder
-from ragchat.index.registry import KnowledgeBaseRegistry
 from ragchat.llm.base import ChatModel
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.memory import SqlMemoryStore
-
-if TYPE_CHECKING:
-    from ragchat.index.ingestion import Progress
+from ragchat.tenancy.documents import DocumentAccess, uploads_dir
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 log = logging.getLogger(__name__)
 UPLOAD_PATH = re.compile(r"^/kb/[^/]+/documents/?$")
@@ -109,7 +106,7 @@ def _build_state(
 
     prepare_runtime(settings)
     if settings.crash_at:
-        from ragchat.index.crashpoints import arm
+        from ragchat.crashpoints import arm
 
         arm(settings.crash_at)
     store = (
@@ -136,7 +133,7 @@ def _build_state(
         own = given.embedder is None and engine is None
         writer = resources.ingest_embedder(settings, embedder) if own else embedder
         for kb in ensure_knowledge_bases(
-            settings, app_config, writer, progress=_stop_when(stopping or threading.Event())
+            settings, app_config, writer, progress=stop_when(stopping or threading.Event())
         ):
             if kb.changed:
                 r = kb.report
@@ -150,7 +147,7 @@ def _build_state(
     registry = KnowledgeBaseRegistry(
         settings.kb_root, embedder, chunking=settings.chunking.model_dump(), settings=settings
     )
-    access = DocumentAccess(uploads_dir(settings), registry)
+    access = DocumentAccess(uploads_dir(settings), registry, store)
     memory = SqlMemoryStore.from_settings(store, embedder, settings.memory)
     if engine is None:
         engine = build_engine(
@@ -160,13 +157,12 @@ def _build_state(
             chat_model=given.chat_model or build_chat_model(settings),
             memory=memory,
             kb_opener=registry.open,
-            hidden_documents=access.hidden,
-            document_labels=access.labels,
+            visibility=access,
         )
     else:
         log.warning(
             "an injected engine searches the knowledge bases it was built with: build it with "
-            "kb_opener, hidden_documents and document_labels to see uploads and keep them private"
+            "kb_opener and visibility to see uploads and keep them private"
         )
     signer = CookieSigner(cookie_secret(settings), secure=settings.api.cookie_secure)
     state = AppState.build(
@@ -188,29 +184,6 @@ def _start_prewarm(settings: Settings, engine: object) -> threading.Event | None
     if not settings.embedding.prewarm_sentences or not isinstance(engine, ChatEngine):
         return None
     return start_prewarm(engine)
-
-
-def _stop_when(stopping: threading.Event) -> Progress:
-    """An ingestion progress callback that stops the ingestion (nothing of it saved) once
-    ``stopping`` is set: a signal during start-up does not wait for the bootstrap ingestion."""
-
-    def check(stage: str, done: int, total: int) -> None:
-        if stopping.is_set():
-            raise IngestCancelled("the server is stopping")
-
-    return check
-
-
-def cancel_ingestion(app: FastAPI) -> None:
-    """Called as soon as a stop is asked for (``ragchat serve`` on SIGTERM/SIGINT), before
-    uvicorn drains the open connections: the running upload stops at its next safe point,
-    and so does the start-up's ingestion of the configured knowledge bases."""
-    stopping = getattr(app.state, "stopping", None)
-    if isinstance(stopping, threading.Event):
-        stopping.set()
-    state = getattr(app.state, "ragchat", None)
-    if isinstance(state, AppState):
-        state.documents.cancel()
 
 
 def create_app(
@@ -262,8 +235,6 @@ def create_app(
                     keep_leases(state.documents, state.store, api.lease_s, state.chat)
                 )
             if worker:
-                from ragchat.api.workers import cancel_on_signal
-
                 cancel_on_signal(app)
             log.info(
                 "ragchat %s ready (agents: %s)",

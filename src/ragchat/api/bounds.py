@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from ragchat.errors import InvalidKnowledgeBaseName
-from ragchat.index.kb import validate_name
+from ragchat.vectorstores.names import validate_name
 
 # -- text -------------------------------------------------------------------------------------
 MAX_MESSAGE_CHARS = 8_000  # a chat message; each /v1 message's text

@@ -70,9 +70,10 @@ def serve(
 ) -> None:
     """Blocks until interrupted. ``host``/``port``/``config_file``/``workers`` override the
     settings."""
-    from ragchat.api.app import cancel_ingestion, create_app
+    from ragchat.api.app import create_app
     from ragchat.api.datadir import hold_data_dir
     from ragchat.api.logging import configure_logging
+    from ragchat.api.stopping import cancel_ingestion
 
     updates: dict[str, object] = {}
     if config_file is not None:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from ragchat.api.limits import FailoverRateLimiter, MemoryRateLimiter, RateLimits, StreamSlots
-from ragchat.api.services.access import DocumentAccess
 from ragchat.api.services.accounts import AccountService
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.documents import DocumentService
@@ -19,15 +18,16 @@ from ragchat.api.services.knowledge_bases import KnowledgeBaseCatalogue
 from ragchat.api.services.openai import OpenAIAdapter
 from ragchat.api.services.query import QueryService
 from ragchat.api.services.sessions import SessionService
+from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError
-from ragchat.index.base import Embedder
-from ragchat.index.registry import KnowledgeBaseRegistry
-from ragchat.index.worker import build_ingester
+from ragchat.ingestion.worker import build_ingester
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import RateLimiter, Store
 from ragchat.store.memory import SqlMemoryStore
 from ragchat.store.rate_limits import SqlRateLimiter
 from ragchat.store.sql import SqlStore
+from ragchat.tenancy.documents import DocumentAccess
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 
 @dataclass
@@ -73,8 +73,6 @@ class AppState:
             {name: kb.description for name, kb in config.knowledge_bases.items()},
             [a.name for a in config.kb_agents()],
         )
-        access.sharers = kbs.sharers
-        access.claimed = store.merged_ids  # an account's claimed identities' uploads
         limits = RateLimits(
             api.rate_limit_per_minute,
             3 * api.rate_limit_per_minute if per_ip is None else per_ip,

@@ -12,8 +12,8 @@ keys, conversations and upload jobs are rows in the database, so any worker serv
 a job runs in the worker that took the upload, which renews its lease (``leases.py``), and a
 job whose worker died is marked interrupted by the others. Knowledge bases are shared files
 (or Qdrant): a write takes the knowledge base's cross-process lock, and the other workers see
-it on their next read (``index/registry.py``). Stream slots and the fair upload queue stay per
-worker."""
+it on their next read (``vectorstores/registry.py``). Stream slots and the fair upload queue
+stay per worker."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -41,7 +40,7 @@ APP_FACTORY = "ragchat.api.workers:worker_app"
 
 def check_many_workers(settings: Settings) -> None:
     """``ConfigError`` for what cannot be shared by several processes."""
-    from ragchat.index.stores import vector_store
+    from ragchat.vectorstores.factory import vector_store
 
     reason = vector_store(settings).single_process()
     if reason is not None:
@@ -65,38 +64,16 @@ def worker_app() -> FastAPI:
         sys.exit(STARTUP_FAILURE)
 
 
-def cancel_on_signal(app: FastAPI) -> None:
-    """In a worker of ``serve --workers N``: SIGTERM/SIGINT also reach ``cancel_ingestion``
-    at once (uvicorn's own handler, wrapped, still drains the connections), so a running
-    upload stops at its next safe point instead of after the drain. Called from the lifespan,
-    on the main thread, after uvicorn installed its handlers (it restores its originals)."""
-    from ragchat.api.app import cancel_ingestion  # not in the handler: no import there
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        previous = signal.getsignal(sig)
-        if not callable(previous):
-            continue
-
-        def handler(
-            signum: int, frame: FrameType | None, previous: Callable[..., Any] = previous
-        ) -> None:
-            cancel_ingestion(app)
-            previous(signum, frame)
-
-        signal.signal(sig, handler)
-
-
 def prepare(settings: Settings, stopping: threading.Event) -> None:
     """The start-up work done once, before the workers (module docstring); a set
     ``stopping`` stops the knowledge bases' ingestion with nothing of it saved."""
     from ragchat import resources
     from ragchat.agents.bootstrap import ensure_knowledge_bases
     from ragchat.agents.config import load_config
-    from ragchat.api.app import _stop_when, create_app
+    from ragchat.api.app import create_app
     from ragchat.api.services.documents import recover_jobs
     from ragchat.api.services.identity import cookie_secret
+    from ragchat.api.stopping import stop_when
     from ragchat.runtime import prepare_runtime
     from ragchat.store import build_store
 
@@ -114,7 +91,7 @@ def prepare(settings: Settings, stopping: threading.Event) -> None:
         return
     embedder = resources.ingest_embedder(settings)  # exports to ONNX first if needed
     log.info("checking the configured knowledge bases (a fresh data directory ingests them)")
-    for kb in ensure_knowledge_bases(settings, app_config, embedder, progress=_stop_when(stopping)):
+    for kb in ensure_knowledge_bases(settings, app_config, embedder, progress=stop_when(stopping)):
         if kb.changed:
             log.info("ingested knowledge base %s", kb.name)
 
@@ -124,9 +101,9 @@ def warm_onnx_export(settings: Settings) -> None:
     would spend a minute of CPU on the same file); a no-op when it is cached."""
     if settings.embedding.backend not in ("onnx", "onnx-int8"):
         return
-    from ragchat.index.embedder import resolve_model_path
-    from ragchat.index.embedder_onnx import default_cache_root
-    from ragchat.index.onnx_export import ensure_export
+    from ragchat.embed.models import resolve_model_path
+    from ragchat.embed.onnx_export import ensure_export
+    from ragchat.embed.onnx_model import default_cache_root
 
     ensure_export(
         resolve_model_path(settings.embedding.model),

@@ -35,9 +35,9 @@ import numpy as np
 
 from ragchat.agents.heuristics._text import split_sentences, words
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
+from ragchat.embed.base import Embedder
 from ragchat.eval.data import EvalDataError
 from ragchat.eval.metrics import latency_stats
-from ragchat.index.base import Embedder
 from ragchat.types import Chunk, Citation
 
 if TYPE_CHECKING:  # the engine pulls in LangGraph

@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ragchat.agents.config import AgentConfig, AppConfig, KnowledgeBaseConfig, load_config
+from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError
 from ragchat.eval.answers import AnswerRun
-from ragchat.index import stores
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import IngestReport, ingest_paths
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import IngestReport, ingest_paths
 from ragchat.settings import Settings
+from ragchat.vectorstores import factory as stores
 
 AGENT = "answerer"
 

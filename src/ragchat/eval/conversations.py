@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragchat.agents.types import ConversationState, TurnOptions
+from ragchat.embed.base import Embedder
 from ragchat.eval.answers import AnswerItem, AnswerRecord, ChunkLookup, score_turn, summarise
 from ragchat.eval.data import (
     CorpusUnits,
@@ -46,7 +47,6 @@ from ragchat.eval.data import (
     ranked_units,
 )
 from ragchat.eval.metrics import mean_metrics, query_metrics
-from ragchat.index.base import Embedder
 from ragchat.retrieve.base import Retriever
 from ragchat.types import HistoryMessage
 

@@ -30,7 +30,7 @@ from ragchat.eval.documents import (
 )
 
 if TYPE_CHECKING:
-    from ragchat.index.base import Embedder
+    from ragchat.embed.base import Embedder
     from ragchat.settings import Settings
 
 SPLITS = ("train", "val", "test")
@@ -132,9 +132,9 @@ def group_kb(group: str) -> str:
 
 def build_group_kb(settings: Settings, embedder: Embedder, corpus: Corpus, group: str) -> str:
     """A fresh knowledge base of the group's documents, ingested as an upload is."""
-    from ragchat.index import stores
-    from ragchat.index.ingestion import ingest_paths
     from ragchat.ingest.chunking import Chunker
+    from ragchat.ingestion.ingest import ingest_paths
+    from ragchat.vectorstores import factory as stores
 
     name = group_kb(group)
     with contextlib.suppress(KnowledgeBaseNotFound):

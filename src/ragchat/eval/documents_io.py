@@ -15,13 +15,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.eval.documents import Reply
-from ragchat.index import stores
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import IngestReport, ingest_paths
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import IngestReport, ingest_paths
 from ragchat.settings import Settings
+from ragchat.vectorstores import factory as stores
 
 
 @dataclass

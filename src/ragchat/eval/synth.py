@@ -38,9 +38,9 @@ from ragchat.agents.heuristics._text import (
     words,
     wordset,
 )
+from ragchat.embed.base import Embedder
 from ragchat.errors import LLMError
 from ragchat.eval.chunk_units import CHUNK_PREFIX
-from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
 from ragchat.types import Chunk
 

@@ -9,6 +9,9 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
+# Defined below the settings (which give each node its own); the chat-model interface's name.
+from ragchat.types import GenerationOptions as GenerationOptions
+
 Role = Literal["system", "user", "assistant", "tool"]
 M = TypeVar("M", bound=BaseModel)
 
@@ -45,15 +48,6 @@ class ChatResult:
     finish_reason: str = "stop"
     usage: dict[str, int] = field(default_factory=dict)
     model: str = ""
-
-
-@dataclass(frozen=True)
-class GenerationOptions:
-    """Per-node knobs (each graph node may use its own temperature and token budget)."""
-
-    temperature: float = 0.2
-    max_tokens: int = 512
-    stop: tuple[str, ...] = ()
 
 
 @runtime_checkable

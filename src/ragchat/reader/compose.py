@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragchat.agents.heuristics.quotes import narrow_citation
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.reader.model import Choices, ReaderModel
 from ragchat.reader.question import analyse
 from ragchat.reader.read import Prepared, Reading, prepare, read

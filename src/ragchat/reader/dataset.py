@@ -22,9 +22,9 @@ from ragchat.reader.signals import lead_signals
 from ragchat.types import HistoryMessage, Hit
 
 if TYPE_CHECKING:
+    from ragchat.embed.base import Embedder
     from ragchat.eval.corpus import Corpus
     from ragchat.eval.documents import DocQuestion
-    from ragchat.index.base import Embedder
     from ragchat.settings import Settings
 
 Progress = Callable[[str], None]

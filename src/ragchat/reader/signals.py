@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragchat.agents.heuristics import coverage
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.reader.question import Question
 from ragchat.retrieve.terms import content_stems
 from ragchat.types import Hit

@@ -31,7 +31,7 @@ from ragchat.reader.refusal import refusal_features
 from ragchat.reader.signals import LEAD_SIGNALS
 
 if TYPE_CHECKING:
-    from ragchat.index.base import Embedder
+    from ragchat.embed.base import Embedder
     from ragchat.settings import Settings
 
 SEED = 34

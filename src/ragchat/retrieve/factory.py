@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ragchat.index.base import SearchableKB
 from ragchat.llm.base import ChatModel
 from ragchat.retrieve.base import Reranker
 from ragchat.retrieve.expansion import QueryExpander
@@ -10,6 +9,7 @@ from ragchat.retrieve.llm_expansion import LLMExpander
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.retrieve.rerank import load_reranker
 from ragchat.settings import RetrievalSettings, Settings
+from ragchat.vectorstores.base import SearchableKB
 
 # One load per (model, allow_downloads) per process: eval builds a retriever per configuration.
 _rerankers: dict[tuple[str, bool], tuple[Reranker | None, str]] = {}

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragchat.index.base import KeepsVectors, Matrix, SearchableKB, Vector
+from ragchat.embed.base import Matrix, Vector
 from ragchat.types import Chunk
+from ragchat.vectorstores.base import KeepsVectors, SearchableKB
 
 
 def feedback_vectors(kb: SearchableKB, chunks: Sequence[Chunk]) -> Matrix:

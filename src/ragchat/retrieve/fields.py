@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ragchat.index.base import ListsChildren, SearchableKB
-from ragchat.index.bm25 import BM25Index
 from ragchat.types import Chunk
+from ragchat.vectorstores.base import ListsChildren, SearchableKB
+from ragchat.vectorstores.bm25 import BM25Index
 
 
 def chunk_title(chunk: Chunk) -> str:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragchat.index.base import SearchableKB, Vector
+from ragchat.embed.base import Vector
 from ragchat.types import Hit
+from ragchat.vectorstores.base import SearchableKB
 
 DEFAULT_HIGH = 0.6
 DEFAULT_LOW = 0.4

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ragchat.embed.base import Vector
 from ragchat.errors import RetrievalError
-from ragchat.index.base import SearchableKB, Vector
 from ragchat.retrieve.base import Reranker
 from ragchat.retrieve.expansion import PRFExpander, QueryExpander, run_expander
 from ragchat.retrieve.feedback import feedback_vectors, rocchio
@@ -40,6 +40,7 @@ from ragchat.retrieve.sections import boost_sections, question_aspects
 from ragchat.retrieve.selection import retrieve_from_text
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit, RetrievalResult
+from ragchat.vectorstores.base import SearchableKB
 
 
 def _sorted(hits: Sequence[Hit]) -> list[Hit]:

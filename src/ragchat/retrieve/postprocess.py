@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragchat.index.base import SearchableKB, Vector
+from ragchat.embed.base import Vector
 from ragchat.types import Chunk, Hit, TimedSpan, chunk_cues
+from ragchat.vectorstores.base import SearchableKB
 
 _MIN_OVERLAP = 20
 _MAX_OVERLAP = 400

@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from ragchat.embed.base import Vector
 from ragchat.errors import RetrievalError
-from ragchat.index.base import SearchableKB, SearchesHybrid, Vector
 from ragchat.retrieve.fields import title_index
 from ragchat.retrieve.fusion import (
     Ranked,
@@ -22,6 +22,7 @@ from ragchat.retrieve.fusion import (
 )
 from ragchat.settings import RetrievalSettings
 from ragchat.types import Hit
+from ragchat.vectorstores.base import SearchableKB, SearchesHybrid
 
 Timings = dict[str, float]
 MODES = ("dense", "bm25", "hybrid", "dense_first")

@@ -6,8 +6,8 @@ import time
 
 import numpy as np
 
+from ragchat.embed.base import Embedder
 from ragchat.errors import RetrievalError
-from ragchat.index.base import Embedder
 from ragchat.retrieve.gate import refuses
 from ragchat.retrieve.search import time_step
 from ragchat.types import Chunk, Hit, RetrievalResult

@@ -152,7 +152,7 @@ def sweep(
 
 
 def _main() -> None:  # pragma: no cover - a calibration tool
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
     from ragchat.settings import Settings
 
     parser = argparse.ArgumentParser(description=__doc__)

@@ -11,17 +11,14 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import yaml
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.base import validate_categories
-
-if TYPE_CHECKING:
-    from ragchat.safety.overdose import OverdoseEvidence
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -217,3 +214,46 @@ def _fit_softmax(
     result = minimize(loss, start, jac=True, method="L-BFGS-B", options={"maxiter": 1000})
     w = result.x[: dim * n_classes].reshape(dim, n_classes).astype(np.float32)
     return w, result.x[dim * n_classes :].astype(np.float32)
+
+
+# A message more similar (cosine, masked) to an ordinary medicine question from people's own
+# documents (``Exemplars.ordinary_doses``: the corpus's train split) than to any intent
+# exemplar by this margin is read as ordinary: on the corpus's val split it cleared 4 of 5
+# false alarms with crisis detection on tests/safety/overdose.dev.yaml and .test.yaml
+# unchanged (docs/benchmarks.md). Fitting those questions into the head instead cost dev recall.
+ORDINARY_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class OverdoseEvidence:
+    """Intent probabilities for one message: whole, best clause, best "earlier turn +
+    message", best earlier turn alone. ``medication`` is the term found (``None``: no
+    medication context, nothing was scored)."""
+
+    medication: str | None = None
+    message: float = 0.0
+    clause: float = 0.0
+    with_context: float = 0.0
+    context: float = 0.0
+    # How much nearer the message is to an ordinary medicine question than to any intent
+    # exemplar (cosine difference; -1 when there are no ordinary questions to compare with).
+    ordinary: float = -1.0
+
+    def decide(
+        self, threshold: float, context_threshold: float, floor: float
+    ) -> tuple[float, str] | None:
+        """``(probability, which reading fired)`` or ``None``."""
+        if self.medication is None:
+            return None
+        alone_ordinary = self.ordinary > ORDINARY_MARGIN
+        if self.message >= threshold and not alone_ordinary:
+            return self.message, "message"
+        if self.with_context >= threshold:
+            return self.with_context, "message with an earlier turn"
+        if self.message < floor:
+            return None
+        if self.clause >= threshold and not alone_ordinary:
+            return self.clause, "clause"
+        if self.context >= context_threshold:
+            return self.context, "earlier turn"
+        return None

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel
 from ragchat.safety.base import DEFAULT_BLOCKED, SafetyClassifier, SafetyVerdict
 from ragchat.safety.combine import StrictestOf

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.safety.base import DEFAULT_BLOCKED, SafetyVerdict, most_severe, validate_categories
 from ragchat.safety.evidence import (
     EXEMPLARS_PATH,

@@ -32,10 +32,12 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ragchat.index.base import Embedder
-from ragchat.safety.evidence import (
+from ragchat.embed.base import Embedder
+from ragchat.safety.evidence import (  # noqa: F401  (ORDINARY_MARGIN: re-exported)
+    ORDINARY_MARGIN,
     Exemplars,
     FloatArray,
+    OverdoseEvidence,
     _embed_exemplars,
     _fit_softmax,
     _softmax,
@@ -52,12 +54,6 @@ DEFAULT_THRESHOLD = 0.40
 DEFAULT_CONTEXT_THRESHOLD = 0.60
 # ... and the message not plainly benign ("... for a tension headache?" scores ~0.05).
 DEFAULT_FLOOR = 0.15
-# A message more similar (cosine, masked) to an ordinary medicine question from people's own
-# documents (``Exemplars.ordinary_doses``: the corpus's train split) than to any intent
-# exemplar by this margin is read as ordinary: on the corpus's val split it cleared 4 of 5
-# false alarms with crisis detection on tests/safety/overdose.dev.yaml and .test.yaml
-# unchanged (docs/benchmarks.md). Fitting those questions into the head instead cost dev recall.
-ORDINARY_MARGIN = 0.05
 # How many earlier user turns are read.
 CONTEXT_TURNS = 3
 MASK = "pills"
@@ -195,41 +191,6 @@ class MedicationLexicon:
 def clauses(text: str) -> list[str]:
     parts = [p.strip() for p in _CLAUSE.split(text) if p and p.strip()]
     return [p for p in parts if len(p.split()) >= _MIN_CLAUSE_WORDS and p != text.strip()]
-
-
-@dataclass(frozen=True)
-class OverdoseEvidence:
-    """Intent probabilities for one message: whole, best clause, best "earlier turn +
-    message", best earlier turn alone. ``medication`` is the term found (``None``: no
-    medication context, nothing was scored)."""
-
-    medication: str | None = None
-    message: float = 0.0
-    clause: float = 0.0
-    with_context: float = 0.0
-    context: float = 0.0
-    # How much nearer the message is to an ordinary medicine question than to any intent
-    # exemplar (cosine difference; -1 when there are no ordinary questions to compare with).
-    ordinary: float = -1.0
-
-    def decide(
-        self, threshold: float, context_threshold: float, floor: float
-    ) -> tuple[float, str] | None:
-        """``(probability, which reading fired)`` or ``None``."""
-        if self.medication is None:
-            return None
-        alone_ordinary = self.ordinary > ORDINARY_MARGIN
-        if self.message >= threshold and not alone_ordinary:
-            return self.message, "message"
-        if self.with_context >= threshold:
-            return self.with_context, "message with an earlier turn"
-        if self.message < floor:
-            return None
-        if self.clause >= threshold and not alone_ordinary:
-            return self.clause, "clause"
-        if self.context >= context_threshold:
-            return self.context, "earlier turn"
-        return None
 
 
 class OverdoseIntent:

@@ -12,8 +12,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from ragchat.crashpoints import crashpoint
 from ragchat.errors import Conflict, NotFound, StoreUnavailable
-from ragchat.index.crashpoints import crashpoint
 from ragchat.store._core import SqlCore, new_id
 from ragchat.store.models import ConversationRecord, MessageRecord
 from ragchat.store.rows import ConversationChanges, MessageRole, MessageRow, MessageStatus

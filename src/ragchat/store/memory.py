@@ -15,8 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ragchat.embed.base import Embedder, Matrix, Vector
 from ragchat.errors import Conflict
-from ragchat.index.base import Embedder, Matrix, Vector
 from ragchat.settings import MemorySettings
 from ragchat.store.base import Store
 

@@ -11,12 +11,12 @@ from ragchat.agents.companion.state import CompanionTrace
 from ragchat.agents.companion.steps import split_bubbles
 from ragchat.agents.companion.tools import worth_remembering
 from ragchat.agents.types import ConversationState, TurnResult, UserProfile
-from ragchat.index.base import Embedder
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatResult, ToolCall
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.settings import CompanionTuning
 from ragchat.store.memory import InMemoryMemoryStore
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from ..helpers import BlockingKB, Chat, EngineFactory, run
 

@@ -12,11 +12,11 @@ from ragchat.agents.config import AgentConfig, AppConfig, KnowledgeBaseConfig
 from ragchat.agents.conversational_rag.state import ConversationalTrace
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.types import TurnResult
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import ingest_paths
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import ingest_paths
 from ragchat.settings import Settings
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from ..helpers import Chat, EngineFactory, run
 

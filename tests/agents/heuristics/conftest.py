@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import Settings
 from ragchat.types import Chunk, Hit
 
@@ -18,7 +18,7 @@ HitFactory = Callable[..., Hit]
 
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
-    from ragchat.index.embedder import load_embedder
+    from ragchat.embed.factory import load_embedder
 
     return load_embedder(Settings(config_file=None))
 

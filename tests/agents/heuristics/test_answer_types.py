@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ragchat.agents.heuristics.answer_types import wanted
 from ragchat.agents.heuristics.compose import compose_answer
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 
 from .conftest import make_hit
 

@@ -6,8 +6,8 @@ import pytest
 
 from ragchat.agents.heuristics._text import segment, split_sentences
 from ragchat.agents.heuristics.compose import DEFAULT_NO_ANSWER, ComposedAnswer, compose_answer
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 
 from .conftest import make_hit
 

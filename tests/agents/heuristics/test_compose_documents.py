@@ -7,8 +7,8 @@ from __future__ import annotations
 from ragchat.agents.heuristics._text import segment, strip_speaker
 from ragchat.agents.heuristics.candidates import gloss_sentence
 from ragchat.agents.heuristics.compose import compose_answer
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.types import plain_preview
 
 from .conftest import make_hit

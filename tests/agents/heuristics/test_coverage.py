@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ragchat.agents.heuristics.compose import compose_answer
 from ragchat.agents.heuristics.coverage import near, not_covered, unaddressed
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 
 from .conftest import make_hit
 

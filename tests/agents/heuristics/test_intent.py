@@ -10,8 +10,8 @@ from ragchat.agents.heuristics.intent import (
     clarifying_question,
     is_vague,
 )
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.types import HistoryMessage
 
 TEMPLATES = {

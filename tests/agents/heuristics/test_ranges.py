@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragchat.agents.heuristics.compose import compose_answer
 from ragchat.agents.heuristics.ranges import holds, values
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 
 from .conftest import make_hit
 

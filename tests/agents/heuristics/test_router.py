@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from ragchat.agents.heuristics.router import AgentCard, EmbeddingRouter
-from ragchat.index.base import Embedder
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.base import Embedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.types import HistoryMessage
 
 CARDS = [

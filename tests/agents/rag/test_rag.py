@@ -4,9 +4,9 @@ search_knowledge_base tool with a scripted model."""
 from __future__ import annotations
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.index.kb import KnowledgeBase
 from ragchat.llm.base import ChatResult, ToolCall
 from ragchat.llm.fake import ScriptedChatModel
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from ..helpers import Chat, EngineFactory, gate_of, retrieval_of, run, texts
 

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from ragchat.agents.types import ConversationState, TurnOptions
-from ragchat.index.kb import KnowledgeBase
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from ..helpers import BlockingKB, EngineFactory, run
 

@@ -14,14 +14,14 @@ from ragchat.agents.config import AppConfig, KnowledgeBaseConfig
 from ragchat.agents.events import TokenEvent
 from ragchat.agents.rag import prompts
 from ragchat.agents.types import TurnOptions
-from ragchat.index.base import Embedder
-from ragchat.index.ingestion import ingest_paths
-from ragchat.index.kb import KnowledgeBase
+from ragchat.embed.base import Embedder
 from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion.ingest import ingest_paths
 from ragchat.llm.base import ChatResult, GenerationOptions, Message
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.safety.leak import LEAK_NOTICE
 from ragchat.settings import Settings
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from ..helpers import Chat, EngineFactory, run
 

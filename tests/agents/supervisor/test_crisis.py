@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ragchat.agents.config import AppConfig
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.safety.factory import build_safety
 from ragchat.safety.offline import OfflineSafetyClassifier

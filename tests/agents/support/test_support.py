@@ -9,7 +9,7 @@ import pytest
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.heuristics.support import detect_feeling, is_crisis, support_reply
 from ragchat.agents.support.state import SupportTrace
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.fake import ScriptedChatModel
 from ragchat.safety.offline import OfflineSafetyClassifier
 

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from ragchat.api.app import create_app
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.settings import CompatSettings, Settings
 
 # One deployment's ``Settings.compat`` (README, "Coming from …"): the companion answers turns

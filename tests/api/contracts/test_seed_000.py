@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from ragchat.api.app import create_app
+from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError
-from ragchat.index.base import Embedder
 from ragchat.settings import CompatSettings, Settings
 
 from .conftest import signed_in

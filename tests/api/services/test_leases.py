@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from ragchat.api import create_app
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.leases import renew
-from ragchat.index.fake import HashingEmbedder
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store import build_store
 from ragchat.store.rows import MessageRow

@@ -26,8 +26,8 @@ from ragchat.agents.shared.prompting import history_text, prompt
 from ragchat.agents.shared.steps import Step, choose
 from ragchat.agents.shared.streaming import Streamer
 from ragchat.agents.wiring import AgentWiring
+from ragchat.embed.base import Embedder
 from ragchat.errors import LLMOutputError
-from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, Message
 from ragchat.types import HistoryMessage
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragchat.agents.heuristics._text import segment, strip_inline, strip_speaker, words
-from ragchat.index.base import Embedder
-from ragchat.index.cache import embed_sentences
+from ragchat.embed.base import Embedder
+from ragchat.embed.cache import embed_sentences
 from ragchat.retrieve.sections import label_aspects
 from ragchat.types import Hit
 

@@ -43,7 +43,7 @@ time range of the captions its quoted sentences come from (``quotes.narrow_citat
 Speaker prefixes are ignored for scoring. At most ``max_embedded`` candidates (shortlisted
 by overlap, matched-child sentences and hit rank) are embedded, together with their
 contextualised forms, in ONE ``embed_documents`` call; an embedder with a per-chunk sentence
-cache (``index/cache.py``) embeds only the sentences it has not seen in that chunk.
+cache (``embed/cache.py``) embeds only the sentences it has not seen in that chunk.
 
 Questions, headings and fragments of under ``MIN_WORDS`` words are never candidates. The best
 sentence leads; the others must reach ``RELATIVE_FLOOR`` of its score and not repeat a chosen
@@ -85,8 +85,8 @@ from ragchat.agents.heuristics.coverage import (
 )
 from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.agents.heuristics.reformulate import topic
-from ragchat.index.base import Embedder
-from ragchat.index.cache import embed_sentences
+from ragchat.embed.base import Embedder
+from ragchat.embed.cache import embed_sentences
 from ragchat.retrieve.sections import question_aspects, topic_stems
 from ragchat.types import Citation, Hit, citation_from_hit
 
@@ -303,7 +303,7 @@ def compose_answer(
     cands = _shortlist(cands, q_stems, max_embedded)
     with_ctx, plain, owners, texts = embedding_inputs(cands, hits)
     query_vec = np.asarray(embedder.embed_query(query), dtype=np.float32)
-    vecs = embed_sentences(embedder, owners, texts)  # cached per chunk: see index/cache.py
+    vecs = embed_sentences(embedder, owners, texts)  # cached per chunk: see embed/cache.py
     sent_vecs = vecs[: len(cands)]
     dense = sent_vecs @ query_vec
     ctx_dense = dense.copy()

@@ -46,8 +46,8 @@ from ragchat.agents.heuristics._text import (
     words,
     wordset,
 )
-from ragchat.index.base import Embedder
-from ragchat.index.cache import embed_sentences
+from ragchat.embed.base import Embedder
+from ragchat.embed.cache import embed_sentences
 from ragchat.retrieve.sections import without_aspect_words
 from ragchat.retrieve.terms import NUMBER_WORD_PATTERN
 from ragchat.types import Hit

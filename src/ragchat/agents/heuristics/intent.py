@@ -28,7 +28,7 @@ from ragchat.agents.heuristics.reformulate import (
     reformulate,
     topic,
 )
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.types import HistoryMessage
 
 INFORMATION = "information"

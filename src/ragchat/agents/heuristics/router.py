@@ -29,7 +29,7 @@ import numpy as np
 
 from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems
 from ragchat.agents.heuristics.reformulate import is_follow_up
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.types import HistoryMessage
 
 W_EXAMPLE = 0.7

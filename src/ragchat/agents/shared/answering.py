@@ -23,8 +23,8 @@ from ragchat.agents.shared.steps import Step, choose
 from ragchat.agents.shared.streaming import Streamer
 from ragchat.agents.types import Turn
 from ragchat.agents.wiring import AgentWiring
+from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, GenerationOptions, Message
 from ragchat.reader.compose import Ranked
 from ragchat.reader.compose import answer as read_answer

@@ -1,6 +1,6 @@
 """Sentence vectors ahead of the first question: the extractive composer's candidates of every
 passage of the agents' knowledge bases, embedded into the embedder's per-chunk cache
-(``index/cache.py``), and their words for the refusal checks (``heuristics/coverage.py``), so an
+(``embed/cache.py``), and their words for the refusal checks (``heuristics/coverage.py``), so an
 offline turn embeds only its message.
 
 Run in a background thread at server start (``start_prewarm``): turns are served meanwhile
@@ -17,11 +17,11 @@ from pathlib import Path
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.heuristics.candidates import warm_sentences
 from ragchat.agents.heuristics.coverage import passage_words, warm_words
+from ragchat.embed.cache import CachedEmbedder
 from ragchat.errors import RagchatError
-from ragchat.index.base import ListsChildren
-from ragchat.index.cache import CachedEmbedder
 from ragchat.retrieve.postprocess import resolve_parents
 from ragchat.types import Hit
+from ragchat.vectorstores.base import ListsChildren
 
 log = logging.getLogger(__name__)
 GROUP = 8  # children whose parents are resolved together

@@ -19,8 +19,8 @@ from ragchat.agents.supervisor import prompts
 from ragchat.agents.supervisor.routing import agents_list
 from ragchat.agents.supervisor.state import RouteChoice
 from ragchat.agents.wiring import AgentWiring
+from ragchat.embed.base import Embedder
 from ragchat.errors import LLMError, LLMOutputError
-from ragchat.index.base import Embedder
 from ragchat.llm.base import ChatModel, Message
 from ragchat.types import HistoryMessage
 

@@ -21,11 +21,11 @@ from ragchat.api.schemas import (
     PassageOut,
 )
 from ragchat.api.services._sync import run_sync
-from ragchat.api.services.access import safe_filename
 from ragchat.api.services.documents import Upload, check_kb_name, check_suffixes
 from ragchat.api.state import AppState
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
+from ragchat.tenancy.documents import safe_filename
 
 SUFFIXES = "Files: " + " ".join(SUPPORTED_SUFFIXES)
 router = APIRouter(tags=["documents"], responses={**ERRORS, 403: ERRORS[404], 415: ERRORS[404]})

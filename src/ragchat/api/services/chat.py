@@ -25,7 +25,7 @@ from ragchat.agents.events import CitationsEvent, FinalEvent, MetadataEvent, Tok
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
 from ragchat.api import context
 from ragchat.api.errors import ApiError, as_api_error
-from ragchat.index.crashpoints import crashpoint
+from ragchat.crashpoints import crashpoint
 from ragchat.settings import Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import ConversationChanges, ConversationRow, MessageRow

@@ -19,18 +19,19 @@ from typing import Any
 
 from ragchat.api.errors import ApiError
 from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
-from ragchat.index.ingestion import UploadCaps, file_key
-from ragchat.index.kb import LOCK_TIMEOUT_S, validate_name
-from ragchat.index.worker import Ingester, InProcessIngester, JobInput
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.registry import SUPPORTED_SUFFIXES
 from ragchat.ingest.sandbox import ParseLimits, ParseWorker
+from ragchat.ingestion.ingest import UploadCaps, file_key
+from ragchat.ingestion.worker import Ingester, InProcessIngester, JobInput
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
+from ragchat.tenancy.documents import DocumentAccess, DocumentView, safe_filename, user_folder
 from ragchat.types import Chunk
+from ragchat.vectorstores.lock import LOCK_TIMEOUT_S
+from ragchat.vectorstores.names import validate_name
 
-from .access import DocumentAccess, DocumentView, safe_filename, user_folder
 from .job_result import docs_of_bytes, drop_textless, file_sha, job_result, redact
 from .jobs import FairJobQueue
 
@@ -103,7 +104,7 @@ class DocumentService:
         ingester: Ingester | None = None,
     ) -> None:
         """``executor``: the fair queue upload jobs wait in; ``ingester``: where they parse and
-        embed (``index/worker.py``: a child process, or this one by default)."""
+        embed (``ingestion/worker.py``: a child process, or this one by default)."""
         self.settings = settings
         self.store = store
         self.access = access

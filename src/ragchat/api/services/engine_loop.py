@@ -19,7 +19,7 @@ import anyio
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.events import TurnEvent
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
-from ragchat.index.base import Embedder
+from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel
 
 log = logging.getLogger(__name__)

@@ -22,11 +22,11 @@ from typing import Any
 import httpx
 
 from ragchat import __version__
-from ragchat.index.base import Embedder
-from ragchat.index.registry import KnowledgeBaseRegistry
+from ragchat.embed.base import Embedder
 from ragchat.retrieve.factory import shared_reranker
 from ragchat.settings import Settings
 from ragchat.store.base import Store
+from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
 from .engine_loop import Engine
 

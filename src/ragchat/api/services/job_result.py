@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ragchat.errors import IngestError
-from ragchat.index.base import Catalogue, WritableKB
-from ragchat.index.ingestion import IngestReport, file_key
+from ragchat.ingestion.ingest import IngestReport, file_key
+from ragchat.vectorstores.base import Catalogue, WritableKB
 
 NO_TEXT = "no text could be read from it"
 

@@ -1,6 +1,6 @@
 """Knowledge bases as things a user owns: create (with a description), list the ones the caller
 may see, rename, share, delete; and the one rule every endpoint asks before it touches one —
-may this caller see it (``resolve``).
+may this caller see it (``resolve``, over ``tenancy.knowledge_bases``).
 
 Two kinds exist side by side:
 
@@ -26,16 +26,14 @@ import contextlib
 import shutil
 import threading
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from ragchat.api.errors import ApiError
 from ragchat.errors import Conflict, KnowledgeBaseNotFound
-from ragchat.index.kb import validate_name
 from ragchat.store.base import Store
 from ragchat.store.rows import KnowledgeBaseRow
-
-from .access import DocumentAccess
+from ragchat.tenancy.documents import DocumentAccess
+from ragchat.tenancy.knowledge_bases import KnowledgeBaseView, KnowledgeBaseVisibility
+from ragchat.vectorstores.names import validate_name
 
 NOT_VISIBLE = "knowledge_base_not_visible"
 
@@ -49,24 +47,10 @@ def not_visible(name: str) -> ApiError:
     )
 
 
-@dataclass(frozen=True)
-class KnowledgeBaseView:
-    """A knowledge base as one caller sees it."""
-
-    name: str  # what the caller calls it
-    storage: str  # where its indexes live (the name every lower layer uses)
-    description: str = ""
-    owned: bool = False  # the caller created it
-    shared: bool = True  # visible to everyone
-    configured: bool = False  # declared in the agents config (a sample)
-    default_agent: str | None = None
-    created_at: datetime | None = None
-    row: KnowledgeBaseRow | None = None
-
-
-class KnowledgeBaseCatalogue:
-    """``configured``: the agents config's knowledge bases (name → description);
-    ``kb_agents``: the agents a knowledge base may name as its default."""
+class KnowledgeBaseCatalogue(KnowledgeBaseVisibility):
+    """Who may see what (``tenancy.knowledge_bases``), the 404 for what one may not, and the
+    changes people make over HTTP. ``kb_agents``: the agents a knowledge base may name as its
+    default."""
 
     def __init__(
         self,
@@ -75,60 +59,11 @@ class KnowledgeBaseCatalogue:
         configured: dict[str, str],
         kb_agents: Collection[str],
     ) -> None:
-        self.store = store
-        self.access = access
-        self.registry = access.registry
-        self.configured = dict(configured)
+        super().__init__(store, access, configured)
         self.kb_agents = frozenset(kb_agents)
         self._create_lock = threading.Lock()
 
     # -- who may see what -----------------------------------------------------------------------
-    @staticmethod
-    def _of_row(row: KnowledgeBaseRow, user_id: str) -> KnowledgeBaseView | None:
-        owned = row.owner_id is not None and row.owner_id == user_id
-        if not (owned or row.shared):
-            return None
-        return KnowledgeBaseView(
-            name=row.name,
-            storage=row.storage,
-            description=row.description,
-            owned=owned,
-            shared=row.shared,
-            default_agent=row.default_agent,
-            created_at=row.created_at,
-            row=row,
-        )
-
-    def _shared(self, name: str) -> KnowledgeBaseView:
-        return KnowledgeBaseView(
-            name=name,
-            storage=name,
-            description=self.configured.get(name, ""),
-            configured=name in self.configured,
-        )
-
-    def _shared_name(self, name: str) -> str | None:
-        """The configured or stored knowledge base called ``name`` in any case."""
-        if name in self.configured or name in self.registry.names():
-            return name
-        key = name.lower()
-        return next(
-            (n for n in (*self.configured, *self.registry.names()) if n.lower() == key), None
-        )
-
-    def find(self, user_id: str, name: str) -> KnowledgeBaseView | None:
-        """The knowledge base ``user_id`` knows as ``name`` (in any case), or None."""
-        validate_name(name)
-        row = self.store.find_kb(name)
-        if row is not None:
-            return self._of_row(row, user_id)
-        actual = self._shared_name(name)
-        if actual is None:
-            return None
-        if actual in self.configured:
-            return self._shared(actual)
-        return self._shared(actual) if self.access.kb_visible(user_id, actual) else None
-
     def resolve(self, user_id: str, name: str) -> KnowledgeBaseView:
         """``find`` or 404 ``knowledge_base_not_visible``."""
         found = self.find(user_id, name)
@@ -136,62 +71,12 @@ class KnowledgeBaseCatalogue:
             raise not_visible(name)
         return found
 
-    def storage_for(self, user_id: str, name: str) -> str | None:
-        """Where the knowledge base ``user_id`` calls ``name`` is stored; None when they may
-        not see one by that name (``InvalidKnowledgeBaseName`` when no name could be it)."""
-        found = self.find(user_id, name)
-        return None if found is None else found.storage
-
-    def visible_storages(self, user_id: str) -> list[str]:
-        return [v.storage for v in self.visible(user_id)]
-
     def resolve_all(self, user_id: str, names: Sequence[str]) -> list[KnowledgeBaseView]:
         seen: dict[str, KnowledgeBaseView] = {}
         for name in names:
             view = self.resolve(user_id, name)
             seen.setdefault(view.storage, view)
         return list(seen.values())
-
-    def visible(self, user_id: str) -> list[KnowledgeBaseView]:
-        """Every knowledge base the caller may see, created ones first by name, then shared
-        ones that hold a document the caller may see (or are configured)."""
-        rows = self.store.list_kbs()
-        out = [v for r in rows if (v := self._of_row(r, user_id)) is not None]
-        taken = {r.storage for r in rows} | {r.name for r in rows}
-        for name in sorted(set(self.registry.names()) | set(self.configured)):
-            if name in taken:
-                continue
-            if name in self.configured or self.access.kb_visible(user_id, name):
-                out.append(self._shared(name))
-        return out
-
-    def name_of(self, user_id: str, storage: str) -> str:
-        """What the caller calls the knowledge base stored as ``storage`` now (its new name
-        after a rename); the storage name when there is no row."""
-        names = self.names_by_storage(user_id, [storage])
-        return names[0] if names else storage
-
-    def names_by_storage(self, user_id: str, storages: Sequence[str]) -> list[str]:
-        """What the caller calls each of ``storages`` now (a renamed one by its new name);
-        created ones the caller may no longer see are left out."""
-        rows = self.store.kbs_by_storage(storages)
-        out = []
-        for storage in storages:
-            row = rows.get(storage)
-            if row is None:
-                out.append(storage)
-            elif (view := self._of_row(row, user_id)) is not None:
-                out.append(view.name)
-        return out
-
-    def sharers(self, storage: str) -> Collection[str]:
-        """``DocumentAccess.sharers``: a shared created knowledge base's owner's uploads are
-        everyone's who may see it."""
-        rows = self.store.kbs_by_storage([storage])
-        row = rows.get(storage)
-        if row is None or not row.shared or row.owner_id is None:
-            return ()
-        return self.access.folders(row.owner_id)
 
     # -- changes --------------------------------------------------------------------------------
     def _check_agent(self, agent: str | None) -> None:
