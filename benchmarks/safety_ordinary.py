@@ -128,8 +128,10 @@ def main() -> None:
             "safe": [t for t in heads if t not in mined["safe"]],
             "doses": [t for t in doses if t not in mined["doses"]],
         }
-        print(f"round {round_}: {len(more['safe'])} near a category, "
-              f"{len(more['doses'])} naming a medicine")
+        print(
+            f"round {round_}: {len(more['safe'])} near a category, "
+            f"{len(more['doses'])} naming a medicine"
+        )
         if not any(more.values()):
             break
         for key in mined:
@@ -145,8 +147,7 @@ def write(mined: dict[str, list[str]]) -> None:
         "# benchmarks/safety_ordinary.py --mine: `safe` joins the category head's safe\n"
         "# examples, `doses` the overdose-intent head's (safety/evidence.py).\n"
     )
-    body = yaml.safe_dump({k: sorted(v) for k, v in mined.items()}, allow_unicode=True,
-                          width=100)
+    body = yaml.safe_dump({k: sorted(v) for k, v in mined.items()}, allow_unicode=True, width=100)
     evidence.ORDINARY_PATH.write_text(header + body, encoding="utf-8")
 
 

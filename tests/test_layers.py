@@ -22,11 +22,11 @@ LAYERS: list[set[str]] = [
     {"llm", "embed", "ingest"},
     {"vectorstores"},
     {"ingestion", "retrieve", "safety", "store"},
-    {"resources", "tenancy"},
+    {"resources", "tenancy", "reader"},
     {"agents"},
     {"ui"},
     {"chatbot", "api", "eval"},
-    {"kb_cli", "users_cli"},
+    {"kb_cli", "users_cli", "reader_cli"},
     {"cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

@@ -26,7 +26,7 @@ from ragchat.cli_common import (
 )
 from ragchat.eval.cli import eval_app
 from ragchat.kb_cli import health, kb_app
-from ragchat.reader.cli import reader_app
+from ragchat.reader_cli import reader_app
 from ragchat.users_cli import users_app
 
 if TYPE_CHECKING:

@@ -1,19 +1,14 @@
-"""The real MiniLM embedder (packaged weights, loaded once) and the shipped reader model."""
+"""The real MiniLM embedder (packaged weights, loaded once), the hashing embedder and the hit
+factory of the heuristic steps' tests, and the shipped reader model."""
 
 from __future__ import annotations
 
 import pytest
+from tests.agents.heuristics.conftest import hashing, hit, real_embedder
 
-from ragchat.embed.base import Embedder
 from ragchat.reader.model import ReaderModel, shipped
-from ragchat.settings import Settings
 
-
-@pytest.fixture(scope="session")
-def real_embedder() -> Embedder:
-    from ragchat.embed.factory import load_embedder
-
-    return load_embedder(Settings(config_file=None))
+__all__ = ["hashing", "hit", "real_embedder"]
 
 
 @pytest.fixture(scope="session")

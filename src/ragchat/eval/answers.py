@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragchat.agents.heuristics._text import split_sentences, words
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.embed.base import Embedder
 from ragchat.eval.data import EvalDataError
 from ragchat.eval.metrics import latency_stats
+from ragchat.reader.text import split_sentences, words
 from ragchat.types import Chunk, Citation
 
 if TYPE_CHECKING:  # the engine pulls in LangGraph

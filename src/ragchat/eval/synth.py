@@ -31,17 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from ragchat.agents.heuristics._text import (
+from ragchat.embed.base import Embedder
+from ragchat.errors import LLMError
+from ragchat.eval.chunk_units import CHUNK_PREFIX
+from ragchat.llm.base import ChatModel, GenerationOptions, Message
+from ragchat.reader.text import (
     GENERIC_WORDS,
     content_words,
     split_sentences,
     words,
     wordset,
 )
-from ragchat.embed.base import Embedder
-from ragchat.errors import LLMError
-from ragchat.eval.chunk_units import CHUNK_PREFIX
-from ragchat.llm.base import ChatModel, GenerationOptions, Message
 from ragchat.types import Chunk
 
 TOP_K = 10

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.heuristics.quotes import narrow_citation
 from ragchat.embed.base import Embedder
 from ragchat.reader.model import Choices, ReaderModel
 from ragchat.reader.question import analyse
+from ragchat.reader.quotes import narrow_citation
 from ragchat.reader.read import Prepared, Reading, prepare, read
 from ragchat.types import Citation, Hit, citation_from_hit
 

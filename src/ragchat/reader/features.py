@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragchat.agents.heuristics import ranges
-from ragchat.agents.heuristics.candidates import Candidate
-from ragchat.agents.heuristics.coverage import row_values
+from ragchat.reader import ranges
+from ragchat.reader.candidates import Candidate
+from ragchat.reader.coverage import row_values
 from ragchat.reader.question import KINDS, Question
 from ragchat.retrieve.terms import WEAK_STEMS, content_stems
 from ragchat.types import Hit

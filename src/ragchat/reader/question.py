@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ragchat.agents.heuristics import ranges
-from ragchat.agents.heuristics.answer_types import Wanted, wanted
-from ragchat.agents.heuristics.coverage import key_terms
+from ragchat.reader import ranges
+from ragchat.reader.answer_types import Wanted, wanted
+from ragchat.reader.coverage import key_terms
 from ragchat.retrieve.sections import question_aspects
 from ragchat.retrieve.terms import content_stems, stem, words
 
@@ -56,7 +56,7 @@ class Question:
 
 
 def _kind(want: Wanted) -> str:
-    from ragchat.agents.heuristics import answer_types as at
+    from ragchat.reader import answer_types as at
 
     if want.steps:
         return "steps"

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragchat.agents.heuristics.candidates import Candidate, candidates, embedding_inputs
 from ragchat.embed.base import Embedder
 from ragchat.embed.cache import embed_sentences
+from ragchat.reader.candidates import Candidate, candidates, embedding_inputs
 from ragchat.reader.features import FEATURES, Inputs, features
 from ragchat.reader.model import ReaderModel
 from ragchat.reader.question import Question

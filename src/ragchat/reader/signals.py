@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragchat.agents.heuristics import coverage
 from ragchat.embed.base import Embedder
+from ragchat.reader import coverage
 from ragchat.reader.question import Question
 from ragchat.retrieve.terms import content_stems
 from ragchat.types import Hit

@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from ragchat.agents.heuristics._text import segment, split_sentences
 from ragchat.agents.heuristics.compose import DEFAULT_NO_ANSWER, ComposedAnswer, compose_answer
 from ragchat.embed.base import Embedder
 from ragchat.embed.fake import HashingEmbedder
+from ragchat.reader.text import segment, split_sentences
 
 from .conftest import make_hit
 

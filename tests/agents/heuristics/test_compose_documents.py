@@ -4,11 +4,11 @@ and questions whose key terms the documents never mention refused."""
 
 from __future__ import annotations
 
-from ragchat.agents.heuristics._text import segment, strip_speaker
-from ragchat.agents.heuristics.candidates import gloss_sentence
 from ragchat.agents.heuristics.compose import compose_answer
 from ragchat.embed.base import Embedder
 from ragchat.embed.fake import HashingEmbedder
+from ragchat.reader.candidates import gloss_sentence
+from ragchat.reader.text import segment, strip_speaker
 from ragchat.types import plain_preview
 
 from .conftest import make_hit

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems, seed, split_sentences
 from ragchat.agents.heuristics.support import detect_feeling, is_crisis
+from ragchat.reader.text import WEAK_STEMS, content_stems, seed, split_sentences
 from ragchat.types import HistoryMessage
 
 _GREETING = re.compile(

@@ -60,21 +60,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.heuristics import ranges
-from ragchat.agents.heuristics._text import (
-    WEAK_STEMS,
-    content_stems,
-    stem,
-    strip_inline,
-    words,
-)
-from ragchat.agents.heuristics.answer_types import completion, wanted
-from ragchat.agents.heuristics.candidates import (
+from ragchat.agents.heuristics.reformulate import topic
+from ragchat.embed.base import Embedder
+from ragchat.embed.cache import embed_sentences
+from ragchat.reader import ranges
+from ragchat.reader.answer_types import completion, wanted
+from ragchat.reader.candidates import (
     Candidate,
     candidates,
     embedding_inputs,
 )
-from ragchat.agents.heuristics.coverage import (
+from ragchat.reader.coverage import (
     VOCAB_HITS,
     hit_stems,
     hit_text,
@@ -83,10 +79,14 @@ from ragchat.agents.heuristics.coverage import (
     row_values,
     unaddressed,
 )
-from ragchat.agents.heuristics.quotes import narrow_citation
-from ragchat.agents.heuristics.reformulate import topic
-from ragchat.embed.base import Embedder
-from ragchat.embed.cache import embed_sentences
+from ragchat.reader.quotes import narrow_citation
+from ragchat.reader.text import (
+    WEAK_STEMS,
+    content_stems,
+    stem,
+    strip_inline,
+    words,
+)
 from ragchat.retrieve.sections import question_aspects, topic_stems
 from ragchat.types import Citation, Hit, citation_from_hit
 

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems, split_sentences
+from ragchat.reader.text import WEAK_STEMS, content_stems, split_sentences
 from ragchat.retrieve.expansion import PRFExpander
 from ragchat.types import Hit, RetrievalResult
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragchat.agents.config import TemplateIntent
-from ragchat.agents.heuristics._text import words, wordset
 from ragchat.agents.heuristics.reformulate import (
     GENERIC,
     SOCIAL,
@@ -29,6 +28,7 @@ from ragchat.agents.heuristics.reformulate import (
     topic,
 )
 from ragchat.embed.base import Embedder
+from ragchat.reader.text import words, wordset
 from ragchat.types import HistoryMessage
 
 INFORMATION = "information"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragchat.agents.heuristics import referents
-from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
+from ragchat.reader.text import STOPWORDS, stem, words, wordset
 from ragchat.types import HistoryMessage
 
 PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)

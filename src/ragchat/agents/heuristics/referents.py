@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragchat.agents.heuristics._text import STOPWORDS, stem, words, wordset
+from ragchat.reader.text import STOPWORDS, stem, words, wordset
 from ragchat.retrieve.terms import NUMBER_WORDS
 from ragchat.types import HistoryMessage
 

@@ -38,7 +38,6 @@ import re
 from collections.abc import Sequence
 
 from ragchat.agents.heuristics import referents, restate
-from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
 from ragchat.agents.heuristics.pointers import (
     PERSON,
     Resolver,
@@ -56,6 +55,7 @@ from ragchat.agents.heuristics.topics import (
     subject,
     topic,
 )
+from ragchat.reader.text import STOPWORDS, words, wordset
 from ragchat.types import HistoryMessage
 
 __all__ = [

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
+from ragchat.reader.text import STOPWORDS, words, wordset
 
 # Groups of people a question can be narrowed to, singular and plural.
 GROUPS = wordset(

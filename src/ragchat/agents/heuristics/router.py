@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragchat.agents.heuristics._text import WEAK_STEMS, content_stems
 from ragchat.agents.heuristics.reformulate import is_follow_up
 from ragchat.embed.base import Embedder
+from ragchat.reader.text import WEAK_STEMS, content_stems
 from ragchat.types import HistoryMessage
 
 W_EXAMPLE = 0.7

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragchat.agents.heuristics._text import seed
+from ragchat.reader.text import seed
 from ragchat.safety.responses import crisis_resources
 from ragchat.safety.rules import match_rules
 from ragchat.types import HistoryMessage

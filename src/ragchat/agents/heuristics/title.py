@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
 from ragchat.agents.heuristics.reformulate import SOCIAL
+from ragchat.reader.text import STOPWORDS, words, wordset
 
 FALLBACK = "New conversation"
 MAX_CHARS = 60

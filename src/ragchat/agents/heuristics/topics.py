@@ -10,7 +10,7 @@ import itertools
 import re
 
 from ragchat.agents.heuristics import referents
-from ragchat.agents.heuristics._text import STOPWORDS, words, wordset
+from ragchat.reader.text import STOPWORDS, words, wordset
 
 # Question vocabulary that does not name a topic by itself.
 GENERIC = wordset(

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 from ragchat.agents.engine import ChatEngine
-from ragchat.agents.heuristics.candidates import warm_sentences
-from ragchat.agents.heuristics.coverage import passage_words, warm_words
 from ragchat.embed.cache import CachedEmbedder
 from ragchat.errors import RagchatError
+from ragchat.reader.candidates import warm_sentences
+from ragchat.reader.coverage import passage_words, warm_words
 from ragchat.retrieve.postprocess import resolve_parents
 from ragchat.types import Hit
 from ragchat.vectorstores.base import ListsChildren

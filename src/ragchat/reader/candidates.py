@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragchat.agents.heuristics._text import segment, strip_inline, strip_speaker, words
 from ragchat.embed.base import Embedder
 from ragchat.embed.cache import embed_sentences
+from ragchat.reader.text import segment, strip_inline, strip_speaker, words
 from ragchat.retrieve.sections import label_aspects
 from ragchat.types import Hit
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ragchat.agents.heuristics.compose import compose_answer
-from ragchat.agents.heuristics.ranges import holds, values
-from ragchat.embed.base import Embedder
+from tests.agents.heuristics.conftest import make_hit
 
-from .conftest import make_hit
+from ragchat.agents.heuristics.compose import compose_answer
+from ragchat.embed.base import Embedder
+from ragchat.reader.ranges import holds, values
 
 SICK_PAY = (
     "Length of service: Less than 1 year; Full pay: 4 weeks; Half pay: 4 weeks.\n"

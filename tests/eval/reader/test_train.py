@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragchat.reader.dataset import Example
+from ragchat.eval.reader.dataset import Example
+from ragchat.eval.reader.train import MAX_WRONG_REFUSALS, choose, selected, simulate
 from ragchat.reader.model import Choices
-from ragchat.reader.train import MAX_WRONG_REFUSALS, choose, selected, simulate
 
 
 def _example(qid: str, answerable: bool, texts: list[str], good: int = -1) -> Example:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ragchat.agents.heuristics._text import stem
+from ragchat.reader.text import stem
 from ragchat.retrieve.terms import NUMBER_WORDS
 
 _NUMBER_WORDS = {w: n for n, w in enumerate(NUMBER_WORDS)}

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragchat.agents.heuristics.candidates import Candidate
+from ragchat.reader.candidates import Candidate
 from ragchat.retrieve.terms import NUMBER_WORD_PATTERN
 
 NUMERIC_BONUS = 0.08

@@ -37,7 +37,7 @@ def train_command(
     import json
 
     from ragchat import resources
-    from ragchat.reader.train import train
+    from ragchat.eval.reader.train import train
 
     with command_scope(data_dir) as settings:
         out = output or settings.data_dir / "reader"

@@ -3,11 +3,11 @@ sentence that completes a lead lacking the date or number asked for."""
 
 from __future__ import annotations
 
-from ragchat.agents.heuristics.answer_types import wanted
+from tests.agents.heuristics.conftest import make_hit
+
 from ragchat.agents.heuristics.compose import compose_answer
 from ragchat.embed.base import Embedder
-
-from .conftest import make_hit
+from ragchat.reader.answer_types import wanted
 
 CLEANING = (
     "Clean the drain pump filter once a month. It is behind the small flap at the bottom right "

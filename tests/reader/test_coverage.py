@@ -4,11 +4,11 @@ the documents never mention refuses, and a question asking for a measured value 
 
 from __future__ import annotations
 
-from ragchat.agents.heuristics.compose import compose_answer
-from ragchat.agents.heuristics.coverage import near, not_covered, unaddressed
-from ragchat.embed.base import Embedder
+from tests.agents.heuristics.conftest import make_hit
 
-from .conftest import make_hit
+from ragchat.agents.heuristics.compose import compose_answer
+from ragchat.embed.base import Embedder
+from ragchat.reader.coverage import near, not_covered, unaddressed
 
 MEALS = (
     "When you travel on business you can claim for meals up to the daily limits below. "

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ragchat.eval.corpus import load_corpus
-from ragchat.reader.dataset import off_topic_questions
+from ragchat.eval.reader.dataset import off_topic_questions
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "corpus"
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ragchat.agents.heuristics._text import (
+from ragchat.embed.base import Embedder
+from ragchat.embed.cache import embed_sentences
+from ragchat.reader.text import (
     STOPWORDS,
     WEAK_STEMS,
     content_stems,
@@ -46,8 +48,6 @@ from ragchat.agents.heuristics._text import (
     words,
     wordset,
 )
-from ragchat.embed.base import Embedder
-from ragchat.embed.cache import embed_sentences
 from ragchat.retrieve.sections import without_aspect_words
 from ragchat.retrieve.terms import NUMBER_WORD_PATTERN
 from ragchat.types import Hit

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragchat.eval.documents import facts_found
-from ragchat.reader.dataset import Example, build
+from ragchat.eval.reader.dataset import Example, build
 from ragchat.reader.model import Choices, ModelCard, ReaderModel
 from ragchat.reader.refusal import refusal_features
 from ragchat.reader.signals import LEAD_SIGNALS
