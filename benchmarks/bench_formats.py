@@ -187,7 +187,7 @@ def speed(tmp: Path, scale: int, repeat: int) -> None:
             f"| {label} | {name} | {mb:.1f} MB | {units:,} {unit} | {load_s:.2f} | "
             f"{units / load_s:,.0f} | {mb / load_s:.1f} | {chunk_s:.2f} |"
         )
-    print("\n## Sample files (ragchat.ingest.samples), files per second")
+    print("\n## Sample files (tests/ingest/samples.py), files per second")
     print("| file | load ms | files/s |")
     print("|---|---:|---:|")
     for sample in samples.SAMPLES:
