@@ -16,17 +16,13 @@ from ragchat.reader.model import Choices, ReaderModel
 from ragchat.reader.question import analyse
 from ragchat.reader.quotes import narrow_citation
 from ragchat.reader.read import Prepared, Reading, prepare, read
+from ragchat.reader.text import without_opener
 from ragchat.types import Citation, Hit, citation_from_hit
 
 DUP_COSINE = 0.9
 # A sentence from another section than the lead's joins only when the model rates it at least
 # this share of the lead ("How is it treated?" quotes the treatment, not the definition too).
 OTHER_SECTION = 0.5
-# Openers that lean on a sentence the answer does not quote ("So a toddler might …").
-_CONNECTIVE = re.compile(
-    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway)\b,?\s+(?=\S)",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -69,14 +65,6 @@ def _with_marker(sentence: str, n: int) -> str:
     if stripped and stripped[-1] in ".!":
         return f"{stripped[:-1]} [{n}]{stripped[-1]}"
     return f"{stripped} [{n}]"
-
-
-def _clean(sentence: str, *, lead: bool) -> str:
-    m = _CONNECTIVE.match(sentence)
-    if m is None or not lead:
-        return sentence
-    rest = sentence[m.end() :]
-    return rest[:1].upper() + rest[1:] if rest else sentence
 
 
 def choose(reading: Reading, choices: Choices) -> list[int]:
@@ -169,7 +157,7 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
         if rank not in numbers:
             numbers[rank] = len(numbers) + 1
             citations.append(citation_from_hit(hits[rank], numbers[rank]))
-        sentences.append((_clean(prepared.plain[i], lead=not sentences), numbers[rank]))
+        sentences.append((without_opener(prepared.plain[i], lead=not sentences), numbers[rank]))
         quoted.setdefault(rank, []).append(prepared.plain[i])
     citations = [
         narrow_citation(c, hits[rank], quoted[rank])
@@ -179,6 +167,20 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     if disclaimer.strip():
         text += "\n\n" + disclaimer.strip()
     return Reply(text, citations, sentences, False, "", reading.answerable)
+
+
+def _reading(
+    query: str,
+    hits: Sequence[Hit],
+    embedder: Embedder,
+    model: ReaderModel,
+    message: str | None,
+    previous: str,
+    query_vector: np.ndarray | None = None,
+) -> Reading:
+    question = analyse(query, message, previous)
+    qv = query_vector if query_vector is not None else embedder.embed_query(query)
+    return read(prepare(question, hits, embedder, query_vector=np.asarray(qv)), model, embedder)
 
 
 def answer(
@@ -198,9 +200,7 @@ def answer(
     best candidates whatever the refusal model says (the caller chose the passage)."""
     if not hits:
         return refusal(no_answer_message, hits, "no passages")
-    question = analyse(query, message, previous)
-    qv = query_vector if query_vector is not None else embedder.embed_query(query)
-    reading = read(prepare(question, hits, embedder, query_vector=np.asarray(qv)), model, embedder)
+    reading = _reading(query, hits, embedder, model, message, previous, query_vector)
     choices = model.card.choices
     if require_answerable and reading.answerable < choices.threshold:
         reason = f"reader: P(answerable) {reading.answerable:.2f} < {choices.threshold:.2f}"
@@ -235,9 +235,7 @@ def rank(
     message: str | None = None,
     previous: str = "",
 ) -> Ranked:
-    question = analyse(query, message, previous)
-    qv = np.asarray(embedder.embed_query(query))
-    reading = read(prepare(question, hits, embedder, query_vector=qv), model, embedder)
+    reading = _reading(query, hits, embedder, model, message, previous)
     best = np.full(len(hits), -1.0)
     for c, p in zip(reading.prepared.cands, reading.probs, strict=True):
         best[c.hit_rank] = max(best[c.hit_rank], float(p))

@@ -288,3 +288,26 @@ def choose(options: Sequence[str], *keys: str) -> str:
 def seed(*keys: str) -> int:
     digest = hashlib.blake2b("\x1f".join(keys).encode(), digest_size=4).digest()
     return int.from_bytes(digest, "little")
+
+
+# Openers that lean on a sentence the answer does not quote ("So a toddler might …").
+CONNECTIVE = re.compile(
+    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway|however|still|otherwise"
+    r"|that said|in that case|because of that|for that reason|on the other hand)\b,?\s+"
+    r"(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def without_opener(sentence: str, *, lead: bool) -> str:
+    """A quoted sentence as the answer shows it: without a dangling opener ("So a toddler
+    might …" → "A toddler might …"). The speaker label is already gone (``strip_speaker``):
+    the citation names who said it. Contrastive openers ("However, …") stay after the lead."""
+    m = CONNECTIVE.match(sentence)
+    if m is None:
+        return sentence
+    word = m.group(0).split()[0].lower().rstrip(",")
+    if not lead and word in {"however", "still", "but", "on", "that", "in", "because", "for"}:
+        return sentence
+    rest = sentence[m.end() :]
+    return rest[:1].upper() + rest[1:] if rest else sentence

@@ -54,7 +54,6 @@ within a source, and ``[n]`` numbers the hits in order of first use.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -85,6 +84,7 @@ from ragchat.reader.text import (
     content_stems,
     stem,
     strip_inline,
+    without_opener,
     words,
 )
 from ragchat.retrieve.sections import question_aspects, topic_stems
@@ -109,13 +109,6 @@ RANGE_BONUS = 0.2
 # Treatment/Management section; see ragchat.retrieve.sections) gains SECTION_BONUS, and when
 # the lead sentence is in such a section the others must be too.
 SECTION_BONUS = 0.2
-# Openers that lean on a sentence the answer does not quote ("So a toddler might …").
-_CONNECTIVE = re.compile(
-    r"^(?:so|and|but|also|well|plus|now|then|yes|yeah|right|okay|ok|anyway|however|still|otherwise"
-    r"|that said|in that case|because of that|for that reason|on the other hand)\b,?\s+"
-    r"(?=\S)",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -249,20 +242,6 @@ def _with_marker(sentence: str, n: int) -> str:
     return f"{stripped} [{n}]"
 
 
-def _clean(sentence: str, *, lead: bool) -> str:
-    """A quoted sentence as the answer shows it: without a dangling opener ("So a toddler
-    might …" → "A toddler might …"). The speaker label is already gone (``strip_speaker``):
-    the citation names who said it. Contrastive openers ("However, …") stay after the lead."""
-    m = _CONNECTIVE.match(sentence)
-    if m is None:
-        return sentence
-    word = m.group(0).split()[0].lower().rstrip(",")
-    if not lead and word in {"however", "still", "but", "on", "that", "in", "because", "for"}:
-        return sentence
-    rest = sentence[m.end() :]
-    return rest[:1].upper() + rest[1:] if rest else sentence
-
-
 def compose_answer(
     query: str,
     hits: Sequence[Hit],
@@ -393,7 +372,7 @@ def compose_answer(
         if rank not in numbers:
             numbers[rank] = len(numbers) + 1
             citations.append(citation_from_hit(hits[rank], numbers[rank]))
-        sentences.append((_clean(plain[i], lead=not sentences), numbers[rank]))
+        sentences.append((without_opener(plain[i], lead=not sentences), numbers[rank]))
         quoted.setdefault(rank, []).append(plain[i])
     citations = [
         narrow_citation(c, hits[rank], quoted[rank])

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -96,6 +96,22 @@ def example(
     return out
 
 
+def _group_engine(
+    settings: Settings, embedder: Embedder, corpus: Corpus, group: str
+) -> tuple[Any, str, Any]:
+    """A fresh knowledge base of the group's documents, the engine over it, its agent's name
+    and that agent's retriever: what the server searches for a question to it."""
+    from ragchat.agents.bootstrap import resolve_config
+    from ragchat.agents.factory import build_engine
+    from ragchat.eval.corpus import build_group_kb
+
+    kb = build_group_kb(settings, embedder, corpus, group)
+    config = resolve_config(kb, settings)
+    name = next(iter(config.agents))
+    engine = build_engine(settings, config, embedder=embedder)
+    return engine, name, engine.wiring.knowledge.retriever(engine.agents[name], kb)
+
+
 async def group_examples(
     settings: Settings,
     embedder: Embedder,
@@ -103,17 +119,10 @@ async def group_examples(
     group: str,
     evidence: dict[str, str],
 ) -> list[Example]:
-    from ragchat.agents.bootstrap import resolve_config
-    from ragchat.agents.factory import build_engine
     from ragchat.agents.types import ConversationState, TurnOptions
-    from ragchat.eval.corpus import build_group_kb
 
     part = corpus.in_group(group)
-    kb = build_group_kb(settings, embedder, corpus, group)
-    config = resolve_config(kb, settings)
-    name = next(iter(config.agents))
-    engine = build_engine(settings, config, embedder=embedder)
-    retriever = engine.wiring.knowledge.retriever(engine.agents[name], kb)
+    engine, name, retriever = _group_engine(settings, embedder, corpus, group)
     out: list[Example] = []
     for q in part.questions:
         hits = retriever.retrieve(q.question).hits
@@ -194,15 +203,7 @@ def off_topic_questions(corpus: Corpus, group: str, n: int = OFF_TOPIC) -> list[
 async def off_topic_examples(
     settings: Settings, embedder: Embedder, corpus: Corpus, group: str
 ) -> list[Example]:
-    from ragchat.agents.bootstrap import resolve_config
-    from ragchat.agents.factory import build_engine
-    from ragchat.eval.corpus import build_group_kb
-
-    kb = build_group_kb(settings, embedder, corpus, group)
-    config = resolve_config(kb, settings)
-    name = next(iter(config.agents))
-    engine = build_engine(settings, config, embedder=embedder)
-    retriever = engine.wiring.knowledge.retriever(engine.agents[name], kb)
+    _, _, retriever = _group_engine(settings, embedder, corpus, group)
     out: list[Example] = []
     for q in off_topic_questions(corpus, group):
         hits = retriever.retrieve(q.question).hits
