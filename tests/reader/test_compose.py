@@ -77,3 +77,16 @@ def test_what_the_passages_do_not_answer_is_refused_naming_the_closest_section(
 def test_no_passages_is_a_refusal(real_embedder: Embedder, model: ReaderModel) -> None:
     reply = ask("How much can I take?", real_embedder, model, hits=[])
     assert reply.no_answer and reply.refusal == "no passages"
+
+
+def test_a_chosen_passage_too_short_for_a_sentence_is_quoted_whole(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    selection = [make_hit("sel", "indigestion, heartburn, nausea or stomach pain")]
+    reply = answer(
+        "What are the possible side effects?", selection, real_embedder, model,
+        no_answer_message=NO, require_answerable=False,
+    )  # fmt: skip
+    assert not reply.no_answer
+    assert reply.text == "indigestion, heartburn, nausea or stomach pain [1]"
+    assert [c.chunk_id for c in reply.citations] == ["sel"]

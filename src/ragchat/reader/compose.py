@@ -169,6 +169,16 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     return Reply(text, citations, sentences, False, "", reading.answerable)
 
 
+def _whole(hit: Hit, disclaimer: str) -> Reply:
+    """The passage the caller chose, quoted whole ("indigestion, heartburn, nausea or stomach
+    pain" selected on the page holds no sentence to pick)."""
+    quoted = " ".join((hit.context or hit.chunk.text).split())
+    text = _with_marker(quoted, 1)
+    if disclaimer.strip():
+        text += "\n\n" + disclaimer.strip()
+    return Reply(text, [citation_from_hit(hit, 1)], [(quoted, 1)])
+
+
 def _reading(
     query: str,
     hits: Sequence[Hit],
@@ -206,6 +216,8 @@ def answer(
         reason = f"reader: P(answerable) {reading.answerable:.2f} < {choices.threshold:.2f}"
         return refusal(no_answer_message, hits, reason, reading.answerable)
     chosen = choose(reading, choices)
+    if not chosen and not require_answerable:
+        return _whole(hits[0], disclaimer)  # a selection too short to hold a sentence
     if not chosen:
         return refusal(no_answer_message, hits, "reader: nothing quotable", reading.answerable)
     return reply(reading, chosen, disclaimer)
