@@ -154,16 +154,10 @@ def segment(text: str, headings: frozenset[str] | None = None) -> list[Piece]:
         pending, run = "", 0
         bullet = bool(_BULLET.match(raw))
         pieces = sentence_pieces(strip_inline(_BULLET.sub("", raw)))
-        if pieces and pieces[-1].endswith(":") and nxt is not None and _BULLET.match(nxt):
-            intro = pieces.pop()
-            if pieces and len(intro.split()) <= 5:  # "Common ones include:" needs its lead-in
-                intro = f"{pieces.pop()} {intro}"
-            items: list[str] = []
-            while i < len(lines) and _BULLET.match(lines[i]):
-                items.append(strip_inline(_BULLET.sub("", lines[i])).rstrip(".;,"))
-                i += 1
-            out.extend(Piece(p, heading) for p in pieces)
-            out.extend(Piece(p, heading) for p in _list_sentences(intro, items))
+        listed = _introduced_list(pieces, lines, i, heading)
+        if listed is not None:
+            found, i = listed
+            out.extend(found)
             continue
         for j, piece in enumerate(pieces):
             last = i == len(lines) and j == len(pieces) - 1
@@ -177,6 +171,27 @@ def segment(text: str, headings: frozenset[str] | None = None) -> list[Piece]:
     return out
 
 
+def _introduced_list(
+    pieces: list[str], lines: Sequence[str], i: int, heading: str
+) -> tuple[list[Piece], int] | None:
+    """A line ending "…include:" followed by bullets (``lines[i:]``): its sentences, then one
+    sentence per item led by the introduction, and the index after the bullets; ``None`` when
+    the line introduces no list."""
+    if not (pieces and pieces[-1].endswith(":") and i < len(lines) and _BULLET.match(lines[i])):
+        return None
+    pieces = list(pieces)
+    intro = pieces.pop()
+    if pieces and len(intro.split()) <= 5:  # "Common ones include:" needs its lead-in
+        intro = f"{pieces.pop()} {intro}"
+    items: list[str] = []
+    while i < len(lines) and _BULLET.match(lines[i]):
+        items.append(strip_inline(_BULLET.sub("", lines[i])).rstrip(".;,"))
+        i += 1
+    out = [Piece(p, heading) for p in pieces]
+    out += [Piece(p, heading) for p in _list_sentences(intro, items)]
+    return out, i
+
+
 def _paragraph_pieces(text: str, headings: frozenset[str]) -> list[Piece]:
     """``segment`` for text whose lines are paragraphs (see there)."""
     known = {" ".join(h.split()).casefold() for h in headings if h.strip()}
@@ -186,7 +201,6 @@ def _paragraph_pieces(text: str, headings: frozenset[str]) -> list[Piece]:
     i = 0
     while i < len(lines):
         raw = lines[i]
-        nxt = lines[i + 1] if i + 1 < len(lines) else None
         i += 1
         if set(raw.strip()) <= set("-=*_|# "):
             continue
@@ -195,16 +209,10 @@ def _paragraph_pieces(text: str, headings: frozenset[str]) -> list[Piece]:
             heading = plain
             continue
         pieces = sentence_pieces(strip_inline(_BULLET.sub("", raw)))
-        if pieces and pieces[-1].endswith(":") and nxt is not None and _BULLET.match(nxt):
-            intro = pieces.pop()
-            if pieces and len(intro.split()) <= 5:
-                intro = f"{pieces.pop()} {intro}"
-            items: list[str] = []
-            while i < len(lines) and _BULLET.match(lines[i]):
-                items.append(strip_inline(_BULLET.sub("", lines[i])).rstrip(".;,"))
-                i += 1
-            out.extend(Piece(p, heading) for p in pieces)
-            out.extend(Piece(p, heading) for p in _list_sentences(intro, items))
+        listed = _introduced_list(pieces, lines, i, heading)
+        if listed is not None:
+            found, i = listed
+            out.extend(found)
             continue
         for piece in pieces:
             if not _TERMINAL.search(piece):
