@@ -239,22 +239,14 @@ def train(
     fitted = time.perf_counter()
     say(f"fitted in {fitted - built:.0f} s")
 
-    def predict(examples: Sequence[Example]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
-        probs = {e.qid: scorer.predict(e.x) if len(e.texts) else np.zeros(0) for e in examples}
-        rows = np.stack([question_row(e, probs[e.qid]) for e in examples])
-        p = refusal.predict(rows)
-        return probs, {e.qid: float(v) for e, v in zip(examples, p, strict=True)}
+    def answerable(examples: Sequence[Example], probs: dict[str, np.ndarray]) -> dict[str, float]:
+        p = refusal.predict(np.stack([question_row(e, probs[e.qid]) for e in examples]))
+        return {e.qid: float(v) for e, v in zip(examples, p, strict=True)}
 
-    val_probs, val_answer = predict(val_ex)
+    val_probs = {e.qid: scorer.predict(e.x) if len(e.texts) else np.zeros(0) for e in val_ex}
+    val_answer = answerable(val_ex, val_probs)
     choices = choose(val_ex, val_probs, val_answer, facts)
-    train_answer = {
-        e.qid: float(v)
-        for e, v in zip(
-            train_ex,
-            refusal.predict(np.stack([question_row(e, oof[e.qid]) for e in train_ex])),
-            strict=True,
-        )
-    }
+    train_answer = answerable(train_ex, oof)
     card = ModelCard(
         choices=choices,
         figures={
