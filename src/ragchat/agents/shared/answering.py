@@ -11,7 +11,6 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from ragchat.agents.config import AgentConfig
@@ -29,7 +28,7 @@ from ragchat.llm.base import ChatModel, GenerationOptions, Message
 from ragchat.reader.compose import Ranked
 from ragchat.reader.compose import answer as read_answer
 from ragchat.reader.compose import rank as rank_passages
-from ragchat.reader.model import shipped
+from ragchat.reader.model import ReaderModel, shipped
 from ragchat.safety.delimit import DOCUMENTS_INSTRUCTION, neutralise
 from ragchat.safety.passages import screen_passage
 from ragchat.types import Citation, HistoryMessage, Hit, RetrievalResult, citation_from_hit
@@ -217,6 +216,14 @@ async def answer(
     return await composer.run(request)
 
 
+def trained_reader(wiring: AgentWiring) -> ReaderModel | None:
+    """The reader model the settings choose (``None``: the hand-written rules decide)."""
+    tuning = wiring.tuning
+    if tuning.reader != "trained":
+        return None
+    return shipped(tuning.reader_model) if tuning.reader_model else shipped()
+
+
 class ModelComposer:
     """The model answers from the numbered passages, streamed; NO_ANSWER becomes the agent's
     no-answer message; the agent's disclaimer is appended."""
@@ -236,13 +243,7 @@ class ModelComposer:
         self.history = wiring.tuning.model_history_messages
         self.passage_chars = wiring.tuning.passage_chars
         self.embedder = wiring.embedder
-        tuning = wiring.tuning
-        trained = tuning.reader == "trained"
-        self.reader = (
-            (shipped(tuning.reader_model) if tuning.reader_model else shipped())
-            if (trained)
-            else None
-        )
+        self.reader = trained_reader(wiring)
 
     async def run(self, request: AnswerRequest) -> Answer:
         if self.reader is not None:
@@ -288,14 +289,12 @@ class ExtractiveComposer:
         embedder: Embedder,
         agent: AgentConfig,
         stream: Streamer,
-        *,
-        trained: bool = True,
-        model_dir: Path | None = None,
+        model: ReaderModel | None,
     ) -> None:
         self.embedder = embedder
         self.agent = agent
         self.stream = stream
-        self.model = (shipped(model_dir) if model_dir else shipped()) if trained else None
+        self.model = model
 
     async def run(self, request: AnswerRequest) -> Answer:
         if self.model is not None:
@@ -336,11 +335,5 @@ def composer(wiring: AgentWiring, agent: AgentConfig, system: str) -> Composer:
         wiring.label(agent, "answer"),
         wiring.chat_model,
         lambda model: ModelComposer(model, agent, system, wiring),
-        ExtractiveComposer(
-            wiring.embedder,
-            agent,
-            wiring.stream,
-            trained=wiring.tuning.reader == "trained",
-            model_dir=wiring.tuning.reader_model,
-        ),
+        ExtractiveComposer(wiring.embedder, agent, wiring.stream, trained_reader(wiring)),
     )
