@@ -3,11 +3,14 @@ section first, gives a pronoun its subject, and refuses what the passages do not
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from tests.agents.heuristics.conftest import make_hit
 
 from ragchat.embed.base import Embedder
 from ragchat.reader.compose import answer
+from ragchat.reader.decision import refused
 from ragchat.reader.model import ReaderModel
 
 NO = "Your documents don't cover this."
@@ -44,7 +47,11 @@ def test_the_sentence_that_answers_is_quoted_and_its_section_cited_first(
     real_embedder: Embedder, model: ReaderModel
 ) -> None:
     reply = ask("How much can an adult take?", real_embedder, model)
-    assert not reply.no_answer, reply.refusal
+    assert not reply.no_answer, reply.answer_decision
+    assert reply.answer_decision.answered and reply.answer_decision.by == "reader"
+    threshold = model.card.choices.threshold
+    assert reply.answer_decision.threshold == threshold
+    assert (reply.answer_decision.p_answerable or 0.0) >= threshold
     assert "200 to 400 mg" in reply.text
     assert reply.citations[0].section_path[-1] == "Dose"
 
@@ -53,7 +60,7 @@ def test_a_lead_opening_with_a_pronoun_is_quoted_with_its_subject(
     real_embedder: Embedder, model: ReaderModel
 ) -> None:
     reply = ask("How does ibuprofen work?", real_embedder, model)
-    assert not reply.no_answer, reply.refusal
+    assert not reply.no_answer, reply.answer_decision
     if any(s.startswith("It reduces") for s, _ in reply.sentences):
         assert reply.text.index("Ibuprofen is") < reply.text.index("It reduces"), reply.text
 
@@ -70,13 +77,13 @@ def test_what_the_passages_do_not_answer_is_refused_naming_the_closest_section(
     assert reply.no_answer, reply.text
     assert reply.text.startswith(NO)
     assert "Ibuprofen" in reply.text
-    assert reply.refusal.startswith("reader:")
+    assert reply.answer_decision.by == "reader" and not reply.answer_decision.answered
     assert reply.citations == []
 
 
 def test_no_passages_is_a_refusal(real_embedder: Embedder, model: ReaderModel) -> None:
     reply = ask("How much can I take?", real_embedder, model, hits=[])
-    assert reply.no_answer and reply.refusal == "no passages"
+    assert reply.no_answer and reply.answer_decision == refused("no passages")
 
 
 def test_a_chosen_passage_too_short_for_a_sentence_is_quoted_whole(
@@ -90,3 +97,21 @@ def test_a_chosen_passage_too_short_for_a_sentence_is_quoted_whole(
     assert not reply.no_answer
     assert reply.text == "indigestion, heartburn, nausea or stomach pain [1]"
     assert [c.chunk_id for c in reply.citations] == ["sel"]
+
+
+def test_a_refusal_names_the_reader_with_its_probability_and_threshold(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    strict = ReaderModel(
+        model._scorer,
+        model._refusal,
+        dataclasses.replace(
+            model.card, choices=dataclasses.replace(model.card.choices, threshold=1.0)
+        ),
+    )
+    reply = ask("How much can an adult take?", real_embedder, strict)
+    decision = reply.answer_decision
+    assert reply.no_answer and decision.by == "reader" and not decision.answered
+    assert decision.threshold == 1.0 and decision.p_answerable is not None
+    assert decision.p_answerable < 1.0
+    assert str(decision).startswith("reader: P(answerable) 0.")

@@ -13,6 +13,8 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from ragchat.reader.decision import AnswerDecision
+
 T = TypeVar("T")
 RouterKind = Literal["llm", "embedding", "sticky", "forced", "switch", "safety", "knowledge_base"]
 RetrievalMode = Literal["selected_text", "chapter", "book", "knowledge_base"]
@@ -152,6 +154,7 @@ class TurnMetadata:
     search_query: str | None = None
     retrieval: RetrievalInfo | None = None
     gate: GateInfo | None = None
+    answer_decision: AnswerDecision | None = None
     user_profile: UserProfile | None = None
     trace: AgentTrace | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
@@ -170,6 +173,8 @@ class TurnMetadata:
             out["retrieval"] = self.retrieval.to_json()
         if self.gate is not None:
             out["gate"] = self.gate.to_json()
+        if self.answer_decision is not None:
+            out["answer_decision"] = self.answer_decision.to_json()
         if self.search_query is not None:
             out["search_query"] = self.search_query
         if self.trace is not None:

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo, TurnMetadata, UserProfile
+from ragchat.agents.metadata import (
+    AgentTrace,
+    AnswerDecision,
+    GateInfo,
+    RetrievalInfo,
+    TurnMetadata,
+    UserProfile,
+)
 from ragchat.errors import ConfigError, InvalidInput
 from ragchat.types import Citation, HistoryMessage
 
@@ -92,6 +99,8 @@ class AgentOutcome:
     search_query: str | None = None
     retrieval: RetrievalInfo | None = None
     gate: GateInfo | None = None
+    # whether the reply answers, and which component said so
+    answer_decision: AnswerDecision | None = None
     user_profile: UserProfile | None = None  # the updated profile, when the turn changed it
     trace: AgentTrace | None = None  # the agent kind's own account of the turn
     timings: Mapping[str, float] = field(default_factory=dict)

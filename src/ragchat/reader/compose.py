@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ragchat.embed.base import Embedder
+from ragchat.reader.decision import AnswerDecision, answered, refused
 from ragchat.reader.model import Choices, ReaderModel
 from ragchat.reader.question import analyse
 from ragchat.reader.quotes import narrow_citation
@@ -31,8 +32,7 @@ class Reply:
     citations: list[Citation] = field(default_factory=list)
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation n)
     no_answer: bool = False
-    refusal: str = ""  # why it refused: which decision fired, with its figures
-    p_answerable: float | None = None
+    answer_decision: AnswerDecision = field(default_factory=lambda: answered("reader"))
 
 
 def closest(hit: Hit) -> str:
@@ -52,12 +52,12 @@ def closest(hit: Hit) -> str:
     return path[-1] if path else " ".join(hit.chunk.text.split()[:8])
 
 
-def refusal(message: str, hits: Sequence[Hit], reason: str, p: float | None = None) -> Reply:
+def refusal(message: str, hits: Sequence[Hit], decision: AnswerDecision) -> Reply:
     text = message
     if hits:
         near = closest(hits[0])
         text += f" The closest thing I found was about {near}, which doesn't answer this."
-    return Reply(text=text, no_answer=True, refusal=reason, p_answerable=p)
+    return Reply(text=text, no_answer=True, answer_decision=decision)
 
 
 def _with_marker(sentence: str, n: int) -> str:
@@ -166,7 +166,7 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     text = " ".join(_with_marker(s, n) for s, n in sentences)
     if disclaimer.strip():
         text += "\n\n" + disclaimer.strip()
-    return Reply(text, citations, sentences, False, "", reading.answerable)
+    return Reply(text, citations, sentences, answer_decision=answered("reader", reading.answerable))
 
 
 def _whole(hit: Hit, disclaimer: str) -> Reply:
@@ -176,7 +176,8 @@ def _whole(hit: Hit, disclaimer: str) -> Reply:
     text = _with_marker(quoted, 1)
     if disclaimer.strip():
         text += "\n\n" + disclaimer.strip()
-    return Reply(text, [citation_from_hit(hit, 1)], [(quoted, 1)])
+    cited = [citation_from_hit(hit, 1)]
+    return Reply(text, cited, [(quoted, 1)], answer_decision=answered("selection"))
 
 
 def _reading(
@@ -209,18 +210,19 @@ def answer(
     """The offline reply to ``query`` from ``hits``. ``require_answerable`` False quotes the
     best candidates whatever the refusal model says (the caller chose the passage)."""
     if not hits:
-        return refusal(no_answer_message, hits, "no passages")
+        return refusal(no_answer_message, hits, refused("no passages"))
     reading = _reading(query, hits, embedder, model, message, previous, query_vector)
     choices = model.card.choices
+    figures = (reading.answerable, choices.threshold)
     if require_answerable and reading.answerable < choices.threshold:
-        reason = f"reader: P(answerable) {reading.answerable:.2f} < {choices.threshold:.2f}"
-        return refusal(no_answer_message, hits, reason, reading.answerable)
+        return refusal(no_answer_message, hits, refused("reader", *figures))
     chosen = choose(reading, choices)
     if not chosen and not require_answerable:
         return _whole(hits[0], disclaimer)  # a selection too short to hold a sentence
     if not chosen:
-        return refusal(no_answer_message, hits, "reader: nothing quotable", reading.answerable)
-    return reply(reading, chosen, disclaimer)
+        return refusal(no_answer_message, hits, refused("nothing quotable", *figures))
+    by = "reader" if require_answerable else "selection"
+    return replace(reply(reading, chosen, disclaimer), answer_decision=answered(by, *figures))
 
 
 @dataclass(frozen=True)

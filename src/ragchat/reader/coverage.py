@@ -1,4 +1,5 @@
-"""Does the retrieved text cover the question? The offline answerer's refusal checks.
+"""Does the retrieved text cover the question? The words and measures behind the refusal checks
+(``checks.py`` names them and keeps their order; the trained reader reads them as signals).
 
 A question whose key terms the retrieved passages do not hold is not answered by them: "How
 much can I spend on a hotel in Tokyo?" finds the hotel table, but no Tokyo. Hybrid search ranks
@@ -21,7 +22,7 @@ Refused, before composing:
 - a label with a number the documents number differently ("paper 2" where they only have
   "paper 1").
 
-Refused, after composing (``unaddressed``): the quoted sentences hold under ``ADDRESSED_SHARE``
+Refused, after composing: the quoted sentences hold under ``ADDRESSED_SHARE``
 of the key terms (a yes/no question: at most ``YES_NO_SHARE``, as a verdict needs the drug AND
 the condition), or the question asks for a measured value (a price, a weight, a loudness, an
 area, a count) and no quoted sentence holds one ("how many teeth": a number that counts teeth),
@@ -285,67 +286,6 @@ def _uncounted(query: str, texts: Sequence[str], embedder: Embedder | None) -> b
     if {stem(w.lower()) for w in things} & {stem(w.lower()) for w in counted}:
         return False
     return not counted or embedder is None or not near(things, [" ".join(counted)], embedder)
-
-
-def not_covered(query: str, hits: Sequence[Hit], embedder: Embedder | None) -> bool:
-    """The refusals made before composing (module docstring)."""
-    if _renumbered(query, hits):
-        return True
-    missing, n_key = missing_terms(query, hits)
-    counted = _counted(query, missing)
-    if not n_key or not counted:
-        return False
-    if not _refuses(counted, n_key):
-        return False  # not even with every missing word far: no word vectors needed
-    plain = [w for w in counted if not named(w)]
-    texts = [hit_text(h) for h in hits[:VOCAB_HITS]]
-    close = near(plain, texts, embedder) if plain and embedder is not None else set()
-    return _refuses([w for w in counted if w not in close], n_key)
-
-
-def _refuses(far: Sequence[str], n_key: int) -> bool:
-    share = len(far) / n_key
-    if share >= MISSING_SHARE:
-        return True
-    if sum(named(w) for w in far) / n_key >= NAMED_MISSING_SHARE:
-        return True
-    # A verb form ("handling", "founded") seldom names what the question is about.
-    specific = [
-        w for w in far if not named(w) and _zipf(w) < SPECIFIC_ZIPF and not _VERB_FORM.search(w)
-    ]
-    return bool(specific) and share > FOCUS_SHARE
-
-
-def unaddressed(
-    query: str, texts: Sequence[str], labels: Sequence[str], embedder: Embedder | None
-) -> bool:
-    """Whether the quoted sentences (with the headings they sit under) leave the question
-    unanswered: too few of its key terms, or no value of the measure it asks for."""
-    if texts and any(
-        ask.search(query) and not any(value.search(t) for t in texts) for ask, value in _MEASURES
-    ):
-        return True
-    if texts and _other_column(query, texts[0], labels[0] if labels else "", embedder):
-        return True
-    if texts and _uncounted(query, texts, embedder):
-        return True
-    key, said = key_terms(query)
-    key -= _generic_stems(query)
-    if len(key) < 2:
-        return False
-    for text in [*texts, *labels]:
-        said |= content_stems(text)
-    if not _too_little(query, key, said):
-        return False
-    if embedder is None:
-        return True
-    by_stem = {stem(w): w for w in words(query)}
-    asked = [by_stem.get(s, s) for s in sorted(key - said)]
-    # A reply word that is itself a key term cannot stand in for another ("Alcohol is not
-    # reimbursed" does not answer "drink alcohol with amoxicillin" twice over).
-    rest = " ".join(w for t in [*texts, *labels] for w in words(t) if stem(w) not in key)
-    said |= {stem(w) for w in near(asked, [rest], embedder)}
-    return _too_little(query, key, said)
 
 
 def _too_little(query: str, key: set[str], said: set[str]) -> bool:

@@ -118,3 +118,39 @@ def test_scripted_clarification_and_unknown_intent_fallback(make_engine: EngineF
     intent = result.metadata.traced(ConversationalTrace).intent
     assert intent is not None and intent.classifier == "embedding"
     assert result.reply == PROVIDER
+
+
+def test_the_turn_says_which_component_decided_to_answer(engine: ChatEngine) -> None:
+    result = run(Chat(engine).say("How much sleep does a two-year-old need?"))
+    decision = result.metadata.answer_decision
+    assert decision is not None and decision.answered and decision.by == "reader"
+    assert decision.p_answerable is not None and decision.threshold is not None
+    assert decision.p_answerable >= decision.threshold
+    assert result.metadata.to_json()["answer_decision"]["by"] == "reader"
+
+
+def test_a_refusal_names_the_component_that_refused(engine: ChatEngine) -> None:
+    result = run(
+        Chat(engine).say("What is the exchange rate for the yen today?", agent="parenting")
+    )
+    decision = result.metadata.answer_decision
+    assert result.no_answer and decision is not None and not decision.answered
+    assert decision.by == "gate", decision
+
+
+def test_a_model_answer_is_decided_by_the_model_after_the_reader(
+    make_engine: EngineFactory,
+) -> None:
+    model = ScriptedChatModel(
+        [
+            "How much sleep does a two-year-old need?",
+            IntentChoice(intent="information", confidence=0.8, reasoning="a sleep question"),
+            "About 11 to 14 hours a day, naps included [1].",
+        ]
+    )
+    result = run(
+        Chat(make_engine(chat_model=model)).say("How much sleep does a two-year-old need?")
+    )
+    decision = result.metadata.answer_decision
+    assert decision is not None and decision.answered and decision.by == "model"
+    assert decision.p_answerable is not None  # the reader decided the model was asked

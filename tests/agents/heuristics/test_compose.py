@@ -443,3 +443,16 @@ def test_a_dangling_otherwise_is_dropped(hashing: HashingEmbedder) -> None:
     hit = make_hit("t", "Otherwise, it is often best to stay nearby without giving in.")
     ans = compose_answer("Is it best to stay nearby?", [hit], hashing, min_sentence_score=0.0)
     assert ans.sentences[0][0].startswith("It is often best"), ans.text
+
+
+def test_a_rules_answer_and_each_rules_refusal_name_their_decision(real_embedder: Embedder) -> None:
+    paper = [make_hit("p1", "Paper 1 lasts two hours and covers algebra.", title="Exams")]
+    kept = compose_answer("How long does paper 1 last?", paper, real_embedder)
+    assert not kept.no_answer and kept.answer_decision.by == "rules"
+    assert kept.answer_decision.answered
+    renumbered = compose_answer("When is paper 2?", paper, real_embedder)
+    assert renumbered.no_answer and renumbered.answer_decision.by == "check:renumbered"
+    fee = [make_hit("f", "The exam fee for paper 1 is set by the school.", title="Exams")]
+    priced = compose_answer("How much is the exam fee for paper 1?", fee, real_embedder)
+    assert priced.no_answer and priced.answer_decision.by == "check:measure_unmet"
+    assert compose_answer("When?", [], real_embedder).answer_decision.by == "no passages"

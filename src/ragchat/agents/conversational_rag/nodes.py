@@ -76,8 +76,7 @@ class ConversationalNodes:
 
     @timed("refuse")
     async def refuse(self, state: ConversationalState) -> Update:
-        out = answering.refuse(self.agent, self.wiring.stream)
-        return {"reply": out.reply, "citations": [], "no_answer": True}
+        return answering.refuse_after_search(self.agent, self.wiring.stream, state.gate).update()
 
     @timed("generate")
     async def generate(self, state: ConversationalState) -> Update:
@@ -88,4 +87,4 @@ class ConversationalNodes:
             history=state.turn.history,
         )
         out = await answering.answer(self.compose, request, self.agent, self.wiring.stream)
-        return {"reply": out.reply, "citations": out.citations, "no_answer": out.no_answer}
+        return out.update()

@@ -16,6 +16,7 @@ from ragchat.agents.shared.prompting import prompt
 from ragchat.agents.shared.state import Update
 from ragchat.agents.shared.timing import timed
 from ragchat.agents.wiring import AgentWiring
+from ragchat.reader.decision import refused
 
 
 def confidence(kept_scores: list[float]) -> float:
@@ -113,10 +114,12 @@ class CorrectiveNodes:
             history=state.turn.history,
         )
         out = await answering.answer(self.compose, request, self.agent, self.wiring.stream)
-        return {"reply": out.reply, "citations": out.citations, "no_answer": out.no_answer}
+        return out.update()
 
     @timed("insufficient")
     async def insufficient(self, state: CorrectiveState) -> Update:
         reply = self._p("INSUFFICIENT", prompts.INSUFFICIENT)
         self.wiring.stream.whole(reply)
-        return {"reply": reply, "citations": [], "no_answer": True}
+        confidence = state.confidence or 0.0
+        verdict = refused("confidence", confidence, self.tuning.answer_confidence)
+        return {"reply": reply, "citations": [], "no_answer": True, "answer_decision": verdict}

@@ -15,7 +15,8 @@ first reply, fading over ``QUESTION_REACH`` sentences) or else "doc title; headi
 ``WEAK_WEIGHT``) plus a little Jaccard. A sentence holding what the question asks for (a
 number, a date, a name, a place: ``answer_types.wanted``) gains that kind's bonus, and a table
 row whose band holds the user's own value (``ranges``) ``RANGE_BONUS``. The refusal checks
-before and after composing are ``coverage.not_covered`` and ``coverage.unaddressed``.
+before and after composing are the named checks of ``reader/checks.py`` (``BEFORE``, ``AFTER``);
+a refusal names the one that fired.
 
 Topic focus: when the question names a topic (``reformulate.topic``: "acetaminophen",
 "melatonin") and some hits mention it in their title, headings or text, only those hits are
@@ -69,15 +70,15 @@ from ragchat.reader.candidates import (
     candidates,
     embedding_inputs,
 )
+from ragchat.reader.checks import refused_after, refused_before
 from ragchat.reader.coverage import (
     VOCAB_HITS,
     hit_stems,
     hit_text,
     near,
-    not_covered,
     row_values,
-    unaddressed,
 )
+from ragchat.reader.decision import AnswerDecision, answered, refused
 from ragchat.reader.quotes import narrow_citation
 from ragchat.reader.text import (
     WEAK_STEMS,
@@ -117,6 +118,7 @@ class ComposedAnswer:
     citations: list[Citation] = field(default_factory=list)
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (sentence, citation n)
     no_answer: bool = False
+    answer_decision: AnswerDecision = field(default_factory=lambda: answered("rules"))
 
 
 def _overlap(query_stems: set[str], sentence_stems: set[str]) -> float:
@@ -225,13 +227,13 @@ def _topic(hit: Hit) -> str:
     return " ".join(words_) + ("…" if len(hit.chunk.text.split()) > 8 else "")
 
 
-def _no_answer(message: str, hits: Sequence[Hit]) -> ComposedAnswer:
+def _no_answer(message: str, hits: Sequence[Hit], by: str) -> ComposedAnswer:
     text = message
     if hits:
         topic = _topic(hits[0])
         if topic:
             text += f" The closest thing I found was about {topic}, which doesn't answer this."
-    return ComposedAnswer(text=text, citations=[], sentences=[], no_answer=True)
+    return ComposedAnswer(text=text, no_answer=True, answer_decision=refused(by))
 
 
 def _with_marker(sentence: str, n: int) -> str:
@@ -261,12 +263,13 @@ def compose_answer(
     False skips the topic-coverage refusal: when the caller chose the passage (selected-text
     mode), it is the context by definition."""
     if no_answer or not hits or max_sentences < 1:
-        return _no_answer(no_answer_message, hits)
+        return _no_answer(no_answer_message, hits, "gate" if no_answer else "no passages")
     allowed, uncovered = _focus(query, hits, embedder)
     if uncovered and require_topic:
-        return _no_answer(no_answer_message, hits)
-    if require_topic and not_covered(query, hits, embedder):
-        return _no_answer(no_answer_message, hits)
+        return _no_answer(no_answer_message, hits, "check:focus_missing")
+    fired = refused_before(query, hits, embedder) if require_topic else None
+    if fired is not None:
+        return _no_answer(no_answer_message, hits, f"check:{fired}")
     cands = candidates(hits, allowed, question_aspects(query))
     if not cands and not require_topic:
         # A chosen passage too short to hold a sentence (a list item, a phrase) is quoted whole.
@@ -276,7 +279,7 @@ def compose_answer(
             if (h.context or h.chunk.text).strip()
         ]
     if not cands:
-        return _no_answer(no_answer_message, hits)
+        return _no_answer(no_answer_message, hits, "nothing quotable")
 
     q_stems = content_stems(query)
     cands = _shortlist(cands, q_stems, max_embedded)
@@ -309,7 +312,7 @@ def compose_answer(
     ranking = sorted(range(len(cands)), key=lambda i: (-cands[i].score, i))
     best = cands[ranking[0]].score
     if best < min_sentence_score:
-        return _no_answer(no_answer_message, hits)
+        return _no_answer(no_answer_message, hits, "check:below_floor")
     # A sentence may follow the lead when it reaches the floor with its bonus or, as the
     # answer of another record (no section label of its own), without it.
     floor = max(min_sentence_score, relative_floor * best)
@@ -340,10 +343,13 @@ def compose_answer(
     # The lead, and the sentences that complete it (answer_types.completion), quoted first.
     leading = [chosen[0], *completion(cands, plain, chosen[0], want)][:max_sentences]
     chosen = [*leading, *(i for i in chosen if i not in leading)][:max_sentences]
-    if require_topic and unaddressed(
-        query, [plain[i] for i in chosen], [cands[i].label for i in chosen], embedder
-    ):
-        return _no_answer(no_answer_message, hits)
+    fired = (
+        refused_after(query, [plain[i] for i in chosen], [cands[i].label for i in chosen], embedder)
+        if require_topic
+        else None
+    )
+    if fired is not None:
+        return _no_answer(no_answer_message, hits, f"check:{fired}")
     lead = chosen[0]
     lead_doc = _doc_key(hits[cands[lead].hit_rank])
     doc_order: dict[str, int] = {}

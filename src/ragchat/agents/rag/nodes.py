@@ -77,8 +77,7 @@ class RagNodes:
 
     @timed("refuse")
     async def refuse(self, state: RagState) -> Update:
-        out = answering.refuse(self.agent, self.wiring.stream)
-        return {"reply": out.reply, "citations": [], "no_answer": True}
+        return answering.refuse_after_search(self.agent, self.wiring.stream, state.gate).update()
 
     @timed("answer")
     async def answer(self, state: RagState) -> Update:
@@ -91,4 +90,4 @@ class RagNodes:
             selected_text=answering.retrieval_mode(self.agent, turn) == "selected_text",
         )
         out = await answering.answer(self.compose, request, self.agent, self.wiring.stream)
-        return {"reply": out.reply, "citations": out.citations, "no_answer": out.no_answer}
+        return out.update()

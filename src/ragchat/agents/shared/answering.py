@@ -16,7 +16,7 @@ from typing import Any
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.heuristics import compose_answer, is_follow_up, reformulate
 from ragchat.agents.heuristics.compose import MIN_SENTENCE_SCORE
-from ragchat.agents.metadata import GateInfo, RetrievalMode
+from ragchat.agents.metadata import AnswerDecision, GateInfo, RetrievalMode
 from ragchat.agents.shared.prompting import history_messages
 from ragchat.agents.shared.steps import Step, choose
 from ragchat.agents.shared.streaming import Streamer
@@ -28,6 +28,7 @@ from ragchat.llm.base import ChatModel, GenerationOptions, Message
 from ragchat.reader.compose import Ranked
 from ragchat.reader.compose import answer as read_answer
 from ragchat.reader.compose import rank as rank_passages
+from ragchat.reader.decision import answered, refused
 from ragchat.reader.model import ReaderModel, shipped
 from ragchat.safety.delimit import DOCUMENTS_INSTRUCTION, neutralise
 from ragchat.safety.passages import screen_passage
@@ -41,6 +42,16 @@ class Answer:
     reply: str
     citations: list[Citation] = field(default_factory=list)
     no_answer: bool = False
+    answer_decision: AnswerDecision | None = None
+
+    def update(self) -> dict[str, Any]:
+        """The agent state's outputs from this answer (what every answering node returns)."""
+        return {
+            "reply": self.reply,
+            "citations": self.citations,
+            "no_answer": self.no_answer,
+            "answer_decision": self.answer_decision,
+        }
 
 
 @dataclass(frozen=True)
@@ -201,9 +212,15 @@ def cited(text: str, hits: Sequence[Hit]) -> list[Citation]:
     return [citation_from_hit(hits[n - 1], n) for n in numbers]
 
 
-def refuse(agent: AgentConfig, stream: Streamer) -> Answer:
+def refuse(agent: AgentConfig, stream: Streamer, decision: AnswerDecision) -> Answer:
     stream.whole(agent.no_answer_message)
-    return Answer(agent.no_answer_message, [], True)
+    return Answer(agent.no_answer_message, [], True, decision)
+
+
+def refuse_after_search(agent: AgentConfig, stream: Streamer, gate: GateInfo | None) -> Answer:
+    """The refusal when search gave nothing to answer from: the gate said so, or no hits."""
+    by = "gate" if gate is not None and gate.no_answer else "no passages"
+    return refuse(agent, stream, refused(by))
 
 
 async def answer(
@@ -212,7 +229,7 @@ async def answer(
     """A grounded answer citing ``request.hits`` as [n]; the agent's no-answer message when
     there is nothing to cite."""
     if not request.hits:
-        return refuse(agent, stream)
+        return refuse(agent, stream, refused("no passages"))
     return await composer.run(request)
 
 
@@ -246,11 +263,13 @@ class ModelComposer:
         self.reader = trained_reader(wiring)
 
     async def run(self, request: AnswerRequest) -> Answer:
+        figures: tuple[float | None, float | None] = (None, None)
         if self.reader is not None:
             # The reader decides whether the model is asked at all and orders what it reads.
             ranked = await asyncio.to_thread(self._rank, request)
+            figures = (ranked.answerable, ranked.threshold)
             if not ranked.answers and not request.selected_text:
-                return refuse(self.agent, self.stream)
+                return refuse(self.agent, self.stream, refused("reader", *figures))
             request = replace(request, hits=ranked.hits)
         user = f"Sources:\n\n{sources_block(request.hits, self.passage_chars)}\n\n"
         user += f"Question: {request.question}"
@@ -263,13 +282,13 @@ class ModelComposer:
         ]
         text = await self.stream.answer(self.model, messages, self.options, private=self.system)
         if text is None:
-            return refuse(self.agent, self.stream)
+            return refuse(self.agent, self.stream, refused("model", *figures))
         citations = cited(text, request.hits)
         if self.agent.disclaimer:
             tail = f"\n\n{self.agent.disclaimer}"
             self.stream.whole(tail)
             text += tail
-        return Answer(text, citations, False)
+        return Answer(text, citations, False, answered("model", *figures))
 
     def _rank(self, request: AnswerRequest) -> Ranked:
         assert self.reader is not None
@@ -310,7 +329,9 @@ class ExtractiveComposer:
             min_sentence_score=0.0 if request.selected_text else MIN_SENTENCE_SCORE,
         )
         self.stream.whole(composed.text)
-        return Answer(composed.text, list(composed.citations), composed.no_answer)
+        return Answer(
+            composed.text, list(composed.citations), composed.no_answer, composed.answer_decision
+        )
 
     def _read(self, request: AnswerRequest) -> Answer:
         assert self.model is not None
@@ -327,7 +348,7 @@ class ExtractiveComposer:
             require_answerable=not request.selected_text,
         )
         self.stream.whole(out.text)
-        return Answer(out.text, list(out.citations), out.no_answer)
+        return Answer(out.text, list(out.citations), out.no_answer, out.answer_decision)
 
 
 def composer(wiring: AgentWiring, agent: AgentConfig, system: str) -> Composer:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from langgraph.graph.state import CompiledStateGraph
 
-from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo
+from ragchat.agents.metadata import AgentTrace, AnswerDecision, GateInfo, RetrievalInfo
 from ragchat.agents.types import AgentOutcome, Turn, UserProfile
 from ragchat.types import Citation
 
@@ -35,6 +35,7 @@ class AgentState:
     search_query: str | None = None
     retrieval: RetrievalInfo | None = None
     gate: GateInfo | None = None
+    answer_decision: AnswerDecision | None = None
     user_profile: UserProfile | None = None  # set when the turn learnt something new
     timings: Annotated[dict[str, float], add_timings] = field(default_factory=dict)
 
@@ -50,6 +51,7 @@ class AgentState:
             search_query=self.search_query,
             retrieval=self.retrieval,
             gate=self.gate,
+            answer_decision=self.answer_decision,
             user_profile=self.user_profile,
             trace=self.trace(),
             timings=dict(self.timings),

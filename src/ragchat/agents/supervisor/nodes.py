@@ -215,6 +215,7 @@ class SupervisorNodes:
             search_query=out.search_query if out else None,
             retrieval=out.retrieval if out else None,
             gate=out.gate if out else None,
+            answer_decision=out.answer_decision if out else None,
             user_profile=out.user_profile if out else None,
             trace=out.trace if out else None,
             timings=dict(state.timings),
