@@ -15,6 +15,7 @@ import numpy as np
 
 from ragchat.errors import ModelLoadError
 from ragchat.reader.features import FEATURES
+from ragchat.reader.head import Head
 from ragchat.reader.refusal import REFUSAL_FEATURES
 
 DATA = Path(__file__).parent / "data"
@@ -61,7 +62,7 @@ class ReaderModel:
     """The two boosters and the card. ``candidates(x)`` → P(answers) per candidate row;
     ``answerable(r)`` → P(the passages answer) per question row."""
 
-    def __init__(self, scorer: Any, refusal: Any, card: ModelCard) -> None:
+    def __init__(self, scorer: Any, refusal: Any, card: ModelCard, head: Head) -> None:
         if tuple(card.features) != FEATURES or tuple(card.refusal_features) != REFUSAL_FEATURES:
             raise ModelLoadError(
                 "the reader model was trained on other features than this version computes; "
@@ -70,6 +71,7 @@ class ReaderModel:
         self._scorer = scorer
         self._refusal = refusal
         self.card = card
+        self.head = head
 
     def candidates(self, x: np.ndarray) -> np.ndarray:
         if len(x) == 0:
@@ -83,6 +85,7 @@ class ReaderModel:
         folder.mkdir(parents=True, exist_ok=True)
         self._scorer.save_model(str(folder / "scorer.txt"))
         self._refusal.save_model(str(folder / "refusal.txt"))
+        self.head.save(folder / "head.json")
         (folder / "card.json").write_text(
             json.dumps(self.card.to_json(), indent=2) + "\n", encoding="utf-8"
         )
@@ -95,9 +98,10 @@ class ReaderModel:
             card = ModelCard.from_json(json.loads((folder / "card.json").read_text("utf-8")))
             scorer = lgb.Booster(model_file=str(folder / "scorer.txt"))
             refusal = lgb.Booster(model_file=str(folder / "refusal.txt"))
+            head = Head.load(folder / "head.json")
         except (OSError, ValueError, KeyError) as exc:
             raise ModelLoadError(f"cannot load the reader model from {folder}: {exc}") from exc
-        return cls(scorer, refusal, card)
+        return cls(scorer, refusal, card, head)
 
 
 @lru_cache(maxsize=4)

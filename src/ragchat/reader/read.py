@@ -15,6 +15,7 @@ from ragchat.embed.base import Embedder
 from ragchat.embed.cache import embed_sentences
 from ragchat.reader.candidates import Candidate, candidates, embedding_inputs
 from ragchat.reader.features import FEATURES, Inputs, features
+from ragchat.reader.head import NONE, head_signals
 from ragchat.reader.model import ReaderModel
 from ragchat.reader.question import Question
 from ragchat.reader.refusal import refusal_features
@@ -30,7 +31,8 @@ class Prepared:
     plain: tuple[str, ...]  # each candidate's text as quoted (speaker label removed)
     x: np.ndarray  # (candidates, FEATURES)
     passage: np.ndarray  # PASSAGE_SIGNALS
-    vectors: np.ndarray | None = None  # candidate vectors (for duplicates), None when empty
+    vectors: np.ndarray | None = None  # candidate vectors (duplicates, the head), None: empty
+    query_vector: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def prepare(
     cands = candidates(hits)
     if not cands:
         empty = np.zeros((0, len(FEATURES)), dtype=np.float32)
-        return Prepared(question, hits, (), (), empty, passage)
+        return Prepared(question, hits, (), (), empty, passage, query_vector=query_vector)
     with_ctx, plain, owners, texts = embedding_inputs(cands, hits)
     vecs = embed_sentences(embedder, owners, texts)
     qv = np.asarray(query_vector, dtype=np.float32)
@@ -59,19 +61,23 @@ def prepare(
     ctx = cos.copy()
     ctx[with_ctx] = vecs[len(cands) :] @ qv
     x = features(question, Inputs(cands, plain, hits, cos, ctx))
-    return Prepared(question, hits, tuple(cands), tuple(plain), x, passage, vecs[: len(cands)])
+    return Prepared(
+        question, hits, tuple(cands), tuple(plain), x, passage, vecs[: len(cands)], qv
+    )
 
 
 def read(prepared: Prepared, model: ReaderModel, embedder: Embedder | None) -> Reading:
     probs = model.candidates(prepared.x)
     if len(probs) == 0:
         row = refusal_features(
-            probs, prepared.x, prepared.passage, np.zeros(len(LEAD_SIGNALS), np.float32)
+            probs, prepared.x, prepared.passage, np.zeros(len(LEAD_SIGNALS), np.float32), NONE
         )
         return Reading(prepared, probs, float(model.answerable(row[None])[0]), -1)
     lead = int(np.argmax(probs))
     signals = lead_signals(
         prepared.question, prepared.plain[lead], prepared.cands[lead].label, embedder
     )
-    row = refusal_features(probs, prepared.x, prepared.passage, signals)
+    assert prepared.vectors is not None and prepared.query_vector is not None
+    agree = head_signals(model.head.scores(prepared.query_vector, prepared.vectors), probs)
+    row = refusal_features(probs, prepared.x, prepared.passage, signals, agree)
     return Reading(prepared, probs, float(model.answerable(row[None])[0]), lead)

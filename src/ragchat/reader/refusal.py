@@ -7,22 +7,26 @@ from __future__ import annotations
 import numpy as np
 
 from ragchat.reader.features import INDEX
+from ragchat.reader.head import HEAD_SIGNALS
 from ragchat.reader.signals import LEAD_SIGNALS, PASSAGE_SIGNALS
 
 REFUSAL_FEATURES: tuple[str, ...] = (
     "p1", "p2", "p_gap", "p_above_half", "p_mean3", "lead_cos", "lead_lex", "lead_spec_cov",
     "q_terms", "q_kind", "q_yes_no", "q_follow_up", *PASSAGE_SIGNALS, *LEAD_SIGNALS,
+    *HEAD_SIGNALS,
 )  # fmt: skip
 
 
 def refusal_features(
-    probs: np.ndarray, x: np.ndarray, passage: np.ndarray, lead: np.ndarray
+    probs: np.ndarray, x: np.ndarray, passage: np.ndarray, lead: np.ndarray, agree: np.ndarray
 ) -> np.ndarray:
     """The question's row: ``probs`` the candidates' probabilities, ``x`` their features,
-    ``passage`` the passage signals, ``lead`` the lead signals of the best candidate."""
+    ``passage`` the passage signals, ``lead`` the lead signals of the best candidate, ``agree``
+    the learned interaction's signals (``head.py``)."""
     if len(probs) == 0:
         head = np.zeros(12, dtype=np.float32)
-        return np.concatenate([head, passage, np.zeros(len(LEAD_SIGNALS), np.float32)])
+        lead = np.zeros(len(LEAD_SIGNALS), np.float32)
+        return np.concatenate([head, passage, lead, agree])
     order = np.argsort(-probs, kind="stable")
     best = int(order[0])
     p1 = float(probs[best])
@@ -45,4 +49,4 @@ def refusal_features(
         ],
         dtype=np.float32,
     )
-    return np.concatenate([head, passage, lead])
+    return np.concatenate([head, passage, lead, agree])

@@ -46,7 +46,7 @@ class Example:
     passage: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     lead: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     hit_docs: list[str] = field(default_factory=list)  # file of each candidate's passage
-    # float16 vectors (the question, each candidate) for trying a query-side adapter
+    # float16 vectors (the question, each candidate): what the head learns from
     qv: np.ndarray | None = None
     sv: np.ndarray | None = None
 
@@ -67,7 +67,6 @@ def example(
     embedder: Embedder,
     *,
     judged: bool = True,
-    keep_vectors: bool = False,
 ) -> Example:
     question = analyse(query, message, previous)
     out = Example(qid, tags, answerable, judged, query, message, previous)
@@ -90,7 +89,7 @@ def example(
         ]
     )
     out.hit_docs = [hits[c.hit_rank].chunk.source.rsplit("/", 1)[-1] for c in prepared.cands]
-    if keep_vectors and prepared.vectors is not None:
+    if prepared.vectors is not None:  # the head (``reader/head.py``) learns from them
         out.qv = qv.astype(np.float16)
         out.sv = prepared.vectors.astype(np.float16)
     return out

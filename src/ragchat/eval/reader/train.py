@@ -4,13 +4,16 @@
 2. The candidate scorer: LightGBM on every candidate of the train split's judged questions
    and turns (positive: the writer's evidence; unanswerable questions' candidates all
    negative).
-3. The refusal model: LightGBM over the question-level rows (``refusal_features``) of the
-   train split, built from out-of-fold candidate probabilities (one fold per group of
-   documents), so it learns from probabilities like those of documents the scorer never saw.
-4. Choices on val, never on train: the refusal threshold (the highest whose wrong refusals of
+3. The head (``reader/head.py``): a logistic regression over (question vector, candidate
+   vector) pairs of the train split, labelled as the scorer's candidates are.
+4. The refusal model: LightGBM over the question-level rows (``refusal_features``) of the
+   train split, built from out-of-fold candidate probabilities and head scores (one fold per
+   group of documents), so it learns from figures like those of documents never seen.
+5. Choices on val, never on train: the refusal threshold (the highest whose wrong refusals of
    answerable questions stay within ``MAX_WRONG_REFUSALS``), and which candidates join the
    lead (the setting with the most key facts per sentence quoted).
-5. Figures of train and val; the test split is not read here.
+6. Figures of train and val (and val without the head, the ablation); the test split is not
+   read here.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 
 from ragchat.eval.documents import facts_found
 from ragchat.eval.reader.dataset import Example, build
+from ragchat.reader.head import HEAD_SIGNALS, NONE, Head, head_signals, pair_inputs
 from ragchat.reader.model import Choices, ModelCard, ReaderModel
 from ragchat.reader.refusal import refusal_features
 from ragchat.reader.signals import LEAD_SIGNALS
@@ -48,6 +52,7 @@ REFUSAL_PARAMS: dict[str, Any] = {
     "force_col_wise": True,
 }  # fmt: skip
 REFUSAL_ROUNDS = 200
+HEAD_C = 0.1  # the head's inverse regularisation, chosen on val among 0.03, 0.1 and 0.3
 # Off-topic questions (``dataset.off_topic_questions``) teach the refusal model only, at this
 # weight, chosen on val (at 5% wrong refusals; refused off topic / near misses / both):
 # none 49% / 35% / 40.8%, weight 0.1 53% / 28% / 38.7%, 0.3 68% / 21% / 41.1%, 1.0 76% / 17% /
@@ -87,28 +92,64 @@ def fit_scorer(examples: Sequence[Example], seed: int) -> Any:
     return lgb.train(params, lgb.Dataset(x, y), num_boost_round=SCORER_ROUNDS)
 
 
-def question_row(e: Example, probs: np.ndarray) -> np.ndarray:
+def fit_head(examples: Sequence[Example], seed: int) -> Head:
+    from sklearn.linear_model import LogisticRegression
+
+    xs, ys = [], []
+    for e in examples:
+        if e.judged and len(e.texts) and e.sv is not None and e.qv is not None and not _off(e):
+            xs.append(pair_inputs(e.qv, e.sv))
+            ys.append(e.positives.astype(np.int32) if e.answerable else np.zeros(len(e.texts)))
+    fitted = LogisticRegression(C=HEAD_C, max_iter=500, random_state=seed)
+    fitted.fit(np.vstack(xs), np.concatenate(ys))
+    return Head(fitted.coef_[0].astype(np.float32), float(fitted.intercept_[0]))
+
+
+def head_scores(head: Head, e: Example) -> np.ndarray:
+    if e.qv is None or e.sv is None:
+        return np.zeros(0, dtype=np.float32)
+    return head.scores(e.qv, e.sv)
+
+
+def question_row(e: Example, probs: np.ndarray, agree: np.ndarray) -> np.ndarray:
+    """``agree``: the example's head scores (one per candidate)."""
     if len(probs) == 0:
-        return refusal_features(probs, e.x, e.passage, np.zeros(len(LEAD_SIGNALS), np.float32))
-    return refusal_features(probs, e.x, e.passage, e.lead[int(np.argmax(probs))])
+        lead = np.zeros(len(LEAD_SIGNALS), np.float32)
+        return refusal_features(probs, e.x, e.passage, lead, NONE)
+    lead = e.lead[int(np.argmax(probs))]
+    return refusal_features(probs, e.x, e.passage, lead, head_signals(agree, probs))
 
 
-def out_of_fold(examples: Sequence[Example], seed: int) -> dict[str, np.ndarray]:
-    """Each example's candidate probabilities from a scorer trained without its group."""
-    out: dict[str, np.ndarray] = {}
+def out_of_fold(
+    examples: Sequence[Example], seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each example's candidate probabilities and head scores from models trained without
+    its group."""
+    probs: dict[str, np.ndarray] = {}
+    agree: dict[str, np.ndarray] = {}
     for group in sorted({e.tags["group"] for e in examples}):
-        model = fit_scorer([e for e in examples if e.tags["group"] != group], seed)
+        rest = [e for e in examples if e.tags["group"] != group]
+        model, head = fit_scorer(rest, seed), fit_head(rest, seed)
         for e in examples:
             if e.tags["group"] == group:
-                out[e.qid] = model.predict(e.x) if len(e.texts) else np.zeros(0)
-    return out
+                probs[e.qid] = model.predict(e.x) if len(e.texts) else np.zeros(0)
+                agree[e.qid] = head_scores(head, e)
+    return probs, agree
 
 
-def fit_refusal(examples: Sequence[Example], probs: dict[str, np.ndarray], seed: int) -> Any:
+def fit_refusal(
+    examples: Sequence[Example],
+    probs: dict[str, np.ndarray],
+    agree: dict[str, np.ndarray],
+    seed: int,
+    *,
+    columns: int | None = None,
+) -> Any:
+    """``columns``: fit on the first ``columns`` of each row only (the ablation)."""
     import lightgbm as lgb
 
     judged = [e for e in examples if e.judged]
-    rows = np.stack([question_row(e, probs[e.qid]) for e in judged])
+    rows = np.stack([question_row(e, probs[e.qid], agree[e.qid]) for e in judged])[:, :columns]
     labels = np.array([int(e.answerable) for e in judged])
     weights = np.array([OFF_TOPIC_WEIGHT if _off(e) else 1.0 for e in judged])
     params = dict(REFUSAL_PARAMS, seed=seed)
@@ -233,30 +274,45 @@ def train(
     built = time.perf_counter()
     say(f"examples: {len(train_ex)} train, {len(val_ex)} val ({built - start:.0f} s)")
     facts = facts_of(corpus_root)
-    oof = out_of_fold(train_ex, seed)
-    refusal = fit_refusal(train_ex, oof, seed)
-    scorer = fit_scorer(train_ex, seed)
+    oof, oof_agree = out_of_fold(train_ex, seed)
+    refusal = fit_refusal(train_ex, oof, oof_agree, seed)
+    plain_cols = -len(HEAD_SIGNALS)
+    without_head = fit_refusal(train_ex, oof, oof_agree, seed, columns=plain_cols)
+    scorer, head = fit_scorer(train_ex, seed), fit_head(train_ex, seed)
     fitted = time.perf_counter()
     say(f"fitted in {fitted - built:.0f} s")
 
-    def answerable(examples: Sequence[Example], probs: dict[str, np.ndarray]) -> dict[str, float]:
-        p = refusal.predict(np.stack([question_row(e, probs[e.qid]) for e in examples]))
+    def answerable(
+        examples: Sequence[Example],
+        probs: dict[str, np.ndarray],
+        agree: dict[str, np.ndarray],
+        model: Any = refusal,
+        columns: int | None = None,
+    ) -> dict[str, float]:
+        rows = np.stack([question_row(e, probs[e.qid], agree[e.qid]) for e in examples])
+        p = model.predict(rows[:, :columns])
         return {e.qid: float(v) for e, v in zip(examples, p, strict=True)}
 
     val_probs = {e.qid: scorer.predict(e.x) if len(e.texts) else np.zeros(0) for e in val_ex}
-    val_answer = answerable(val_ex, val_probs)
+    val_agree = {e.qid: head_scores(head, e) for e in val_ex}
+    val_answer = answerable(val_ex, val_probs, val_agree)
     choices = choose(val_ex, val_probs, val_answer, facts)
-    train_answer = answerable(train_ex, oof)
+    train_answer = answerable(train_ex, oof, oof_agree)
+    plain_answer = answerable(val_ex, val_probs, val_agree, without_head, plain_cols)
+    plain_choices = choose(val_ex, val_probs, plain_answer, facts)
     card = ModelCard(
         choices=choices,
         figures={
             "train (out of fold)": figures(train_ex, oof, train_answer, facts, choices),
             "val": figures(val_ex, val_probs, val_answer, facts, choices),
+            "val without the head": figures(
+                val_ex, val_probs, plain_answer, facts, plain_choices
+            ),
             "examples": {"train": len(train_ex), "val": len(val_ex)},
             "seconds": {"examples": round(built - start), "fit": round(fitted - built)},
         },
         seed=seed,
     )
-    ReaderModel(scorer, refusal, card).save(out_dir)
+    ReaderModel(scorer, refusal, card, head).save(out_dir)
     say(f"wrote {out_dir}")
     return card
