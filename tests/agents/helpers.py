@@ -93,7 +93,7 @@ class Chat:
                 message,
                 user_id=self.user_id,
                 conversation=self.conversation,
-                options=TurnOptions(**options) if options else None,
+                options=TurnOptions(**options),
             )
         )
         self.conversation.history += [
