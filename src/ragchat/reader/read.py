@@ -61,9 +61,7 @@ def prepare(
     ctx = cos.copy()
     ctx[with_ctx] = vecs[len(cands) :] @ qv
     x = features(question, Inputs(cands, plain, hits, cos, ctx))
-    return Prepared(
-        question, hits, tuple(cands), tuple(plain), x, passage, vecs[: len(cands)], qv
-    )
+    return Prepared(question, hits, tuple(cands), tuple(plain), x, passage, vecs[: len(cands)], qv)
 
 
 def read(prepared: Prepared, model: ReaderModel, embedder: Embedder | None) -> Reading:

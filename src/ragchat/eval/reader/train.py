@@ -52,7 +52,9 @@ REFUSAL_PARAMS: dict[str, Any] = {
     "force_col_wise": True,
 }  # fmt: skip
 REFUSAL_ROUNDS = 200
-HEAD_C = 0.1  # the head's inverse regularisation, chosen on val among 0.03, 0.1 and 0.3
+# The head's inverse regularisation, chosen on val by refusal AUC: C 0.01 0.849, 0.03 0.853,
+# 0.1 0.849, 0.3 0.849 (unanswerable refused at 5% wrong refusals 29.3%, 28.5%, 26.0%, 29.3%).
+HEAD_C = 0.03
 # Off-topic questions (``dataset.off_topic_questions``) teach the refusal model only, at this
 # weight, chosen on val (at 5% wrong refusals; refused off topic / near misses / both):
 # none 49% / 35% / 40.8%, weight 0.1 53% / 28% / 38.7%, 0.3 68% / 21% / 41.1%, 1.0 76% / 17% /
@@ -305,9 +307,7 @@ def train(
         figures={
             "train (out of fold)": figures(train_ex, oof, train_answer, facts, choices),
             "val": figures(val_ex, val_probs, val_answer, facts, choices),
-            "val without the head": figures(
-                val_ex, val_probs, plain_answer, facts, plain_choices
-            ),
+            "val without the head": figures(val_ex, val_probs, plain_answer, facts, plain_choices),
             "examples": {"train": len(train_ex), "val": len(val_ex)},
             "seconds": {"examples": round(built - start), "fit": round(fitted - built)},
         },
