@@ -15,7 +15,7 @@ from ragchat.embed.base import Embedder
 from ragchat.embed.cache import embed_sentences
 from ragchat.reader.candidates import Candidate, candidates, embedding_inputs
 from ragchat.reader.features import FEATURES, Inputs, features
-from ragchat.reader.head import NONE, head_signals
+from ragchat.reader.head import NONE, UNKNOWN, head_signals
 from ragchat.reader.model import ReaderModel
 from ragchat.reader.question import Question
 from ragchat.reader.refusal import refusal_features
@@ -75,7 +75,9 @@ def read(prepared: Prepared, model: ReaderModel, embedder: Embedder | None) -> R
     signals = lead_signals(
         prepared.question, prepared.plain[lead], prepared.cands[lead].label, embedder
     )
-    assert prepared.vectors is not None and prepared.query_vector is not None
-    agree = head_signals(model.head.scores(prepared.query_vector, prepared.vectors), probs)
+    agree = UNKNOWN
+    qv, vectors = prepared.query_vector, prepared.vectors
+    if model.head.applies(embedder) and qv is not None and vectors is not None:
+        agree = head_signals(model.head.scores(qv, vectors), probs)
     row = refusal_features(probs, prepared.x, prepared.passage, signals, agree)
     return Reading(prepared, probs, float(model.answerable(row[None])[0]), lead)

@@ -94,7 +94,8 @@ def fit_scorer(examples: Sequence[Example], seed: int) -> Any:
     return lgb.train(params, lgb.Dataset(x, y), num_boost_round=SCORER_ROUNDS)
 
 
-def fit_head(examples: Sequence[Example], seed: int) -> Head:
+def fit_head(examples: Sequence[Example], seed: int, model: str = "") -> Head:
+    """``model``: the embedder's name, the only one whose vectors the head is for."""
     from sklearn.linear_model import LogisticRegression
 
     xs, ys = [], []
@@ -104,7 +105,7 @@ def fit_head(examples: Sequence[Example], seed: int) -> Head:
             ys.append(e.positives.astype(np.int32) if e.answerable else np.zeros(len(e.texts)))
     fitted = LogisticRegression(C=HEAD_C, max_iter=500, random_state=seed)
     fitted.fit(np.vstack(xs), np.concatenate(ys))
-    return Head(fitted.coef_[0].astype(np.float32), float(fitted.intercept_[0]))
+    return Head(fitted.coef_[0].astype(np.float32), float(fitted.intercept_[0]), model)
 
 
 def head_scores(head: Head, e: Example) -> np.ndarray:
@@ -280,7 +281,7 @@ def train(
     refusal = fit_refusal(train_ex, oof, oof_agree, seed)
     plain_cols = -len(HEAD_SIGNALS)
     without_head = fit_refusal(train_ex, oof, oof_agree, seed, columns=plain_cols)
-    scorer, head = fit_scorer(train_ex, seed), fit_head(train_ex, seed)
+    scorer, head = fit_scorer(train_ex, seed), fit_head(train_ex, seed, embedder.model_name)
     fitted = time.perf_counter()
     say(f"fitted in {fitted - built:.0f} s")
 
