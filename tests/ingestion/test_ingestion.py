@@ -13,6 +13,7 @@ from ragchat.ingestion.ingest import (
     prune_missing,
     remove_paths,
 )
+from ragchat.ingestion.job import hash_files
 from ragchat.settings import ChunkingSettings
 from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
@@ -62,18 +63,18 @@ def test_a_no_op_writes_nothing_and_is_known_without_the_model(
 ) -> None:
     kb = _kb(tmp_path / "data")
     kb_dir = tmp_path / "data" / "kb"
-    assert all_unchanged(kb_dir, [folder]) is None  # not ingested yet
+    assert all_unchanged(kb_dir, hash_files([folder])) is None  # not ingested yet
     _ingest(kb, folder)
-    assert all_unchanged(kb_dir, [folder]) == 2
+    assert all_unchanged(kb_dir, hash_files([folder])) == 2
     stamps = {p.name: p.stat().st_mtime_ns for p in kb_dir.iterdir() if p.suffix != ".sqlite"}
     assert _ingest(kb, folder).unchanged_files == 2
     after = {p.name: p.stat().st_mtime_ns for p in kb_dir.iterdir() if p.suffix != ".sqlite"}
     assert after == stamps  # the index files were not rewritten
     (folder / "notes.txt").write_text("Toddlers need about twelve hours of sleep.\n")
-    assert all_unchanged(kb_dir, [folder]) is None
+    assert all_unchanged(kb_dir, hash_files([folder])) is None
     (folder / "new.md").write_text("# New\nA new page.\n")
-    assert all_unchanged(kb_dir, [folder / "new.md"]) is None
-    assert all_unchanged(tmp_path / "data" / "missing", [folder]) is None
+    assert all_unchanged(kb_dir, hash_files([folder / "new.md"])) is None
+    assert all_unchanged(tmp_path / "data" / "missing", hash_files([folder])) is None
 
 
 def test_ids_are_deterministic_across_runs(folder: Path, tmp_path: Path) -> None:

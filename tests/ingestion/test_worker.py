@@ -14,7 +14,8 @@ from ragchat.embed.fake import HashingEmbedder, ProcessMarkingEmbedder
 from ragchat.errors import IngestCancelled, IngestError
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingestion.ingest import IngestReport, Progress, ingest_paths
-from ragchat.ingestion.worker import IngestWorkerError, JobInput, ProcessIngester
+from ragchat.ingestion.job import IngestJob
+from ragchat.ingestion.worker import IngestWorkerError, ProcessIngester
 from ragchat.settings import ApiSettings, ChunkingSettings, Settings
 from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
@@ -66,7 +67,8 @@ def _ingest(
 ) -> IngestReport:
     settings = Settings(data_dir=tmp_path / "data", api=ApiSettings(ingest_runner="process"))
     ingester = ProcessIngester(settings, embedder=ProcessMarkingEmbedder(marks))
-    with ingester.session(paths, Chunker(ChunkingSettings()), progress=progress) as ingest:
+    job = IngestJob.build(paths, Chunker(ChunkingSettings()))
+    with ingester.session(job, progress=progress) as ingest:
         return ingest(kb)
 
 
@@ -154,7 +156,9 @@ def test_cancel_stops_a_job_in_its_child_at_once(
     threading.Timer(1.5, look_then_cancel).start()
     with (
         pytest.raises(IngestCancelled),
-        ingester.session(docs, Chunker(ChunkingSettings()), job=JobInput(cancel=cancel)) as ingest,
+        ingester.session(
+            IngestJob.build(docs, Chunker(ChunkingSettings())), cancel=cancel
+        ) as ingest,
     ):
         ingest(kb)
     assert cancel.is_set() and kb.child_count() == 0

@@ -4,23 +4,16 @@ uploaded the same bytes first."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragchat.errors import IngestError
-from ragchat.ingestion.ingest import IngestReport, file_key
+from ragchat.ingestion.ingest import IngestReport
+from ragchat.ingestion.job import file_key
 from ragchat.vectorstores.base import Catalogue, WritableKB
 
 NO_TEXT = "no text could be read from it"
-
-
-def file_sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def docs_of_bytes(store: Catalogue, key: str) -> list[str]:
