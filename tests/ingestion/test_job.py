@@ -64,7 +64,7 @@ def test_the_ingest_uses_the_hash_the_job_carries(
     report = ingest_job(kb, job)
     assert report.added_files == 2 and hashed == []  # nothing hashed again
     for file in job.files:
-        assert kb.store.file_sha(file.key) == file.sha == hash_file(file.path)
+        assert kb.catalogue.file_sha(file.key) == file.sha == hash_file(file.path)
 
 
 def test_the_files_held_unchanged_are_skipped_ahead(folder: Path) -> None:

@@ -44,7 +44,7 @@ def test_an_unknown_message_is_refused_by_name(kb: KnowledgeBase, message: Any) 
         worker.dispatch(kb, message)
     answer = worker._answer(kb, message)
     assert isinstance(answer, Refused) and "UnknownMessage" in answer.message
-    assert kb.store.file_sha("/a.md") is None  # nothing was done
+    assert kb.catalogue.file_sha("/a.md") is None  # nothing was done
 
 
 def test_the_worker_fails_on_a_message_it_does_not_know(kb: KnowledgeBase) -> None:

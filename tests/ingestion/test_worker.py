@@ -99,8 +99,8 @@ def test_a_child_process_ingests_and_the_result_lands_like_in_process(
     assert events[-1][0] == "save" and events[-1][1] == events[-1][2] == report.children
     kb.close()
     reopened = KnowledgeBase.open(root, "remote", HashingEmbedder())  # saved to disk
-    same = [c.chunk_id for c in local.store.iter_children()]
-    assert [c.chunk_id for c in reopened.store.iter_children()] == same
+    same = [c.chunk_id for c in local.catalogue.iter_children()]
+    assert [c.chunk_id for c in reopened.catalogue.iter_children()] == same
     assert (
         reopened.bm25_search("quokkas water", 1)[0][0]
         == local.bm25_search("quokkas water", 1)[0][0]
@@ -114,7 +114,7 @@ def test_a_child_that_dies_fails_the_call_and_leaves_the_kb_alone(
     (marks / "die").touch()
     with pytest.raises(IngestWorkerError, match="killed by signal 9"):
         _ingest(tmp_path, marks, kb, docs)
-    assert kb.child_count() == 0 and kb.store.document_count() == 0
+    assert kb.child_count() == 0 and kb.catalogue.document_count() == 0
     (marks / "die").unlink()  # the next job gets a fresh child
     report = _ingest(tmp_path, marks, kb, docs)
     assert kb.child_count() == report.children > 0

@@ -105,7 +105,7 @@ class _RemoteKB:
 
     def __init__(self, conn: Connection, embedder: Embedder, name: str) -> None:
         self._parent = _Parent(conn)
-        self.store = _RemoteCatalogue(self._parent)
+        self.catalogue = _RemoteCatalogue(self._parent)
         self.embedder = embedder
         self.name = name
 

@@ -136,7 +136,7 @@ def ingest_job(
         if sha is None:
             report.errors.append(IngestError(str(path), f"cannot read: {file.error}"))
             continue
-        previous = kb.store.file_sha(key)
+        previous = kb.catalogue.file_sha(key)
         if previous == sha:
             report.unchanged_files += 1
             continue
@@ -186,7 +186,7 @@ def ingest_job(
     crashpoint("ingest.documents")
     when = now_iso()
     for plan in plans:
-        kb.store.record_file(plan.key, plan.sha, when)
+        kb.catalogue.record_file(plan.key, plan.sha, when)
     kb.save()
     report.seconds = time.perf_counter() - start
     return report
@@ -207,7 +207,7 @@ def _plan_file(
     is about to be removed): then it is added again."""
     docs = load(path)
     leaving = set(_old_version_docs(kb, key)) if replaces else set()
-    known = kb.store.known_documents(d.doc_id for d in docs) - leaving
+    known = kb.catalogue.known_documents(d.doc_id for d in docs) - leaving
     plan = _FilePlan(key, sha, replaces, [], [], 0, 0, 0, [])
     mine: set[str] = set()
     for doc in docs:
@@ -246,9 +246,11 @@ def _plan_file(
 def _old_version_docs(kb: WritableKB, key: str) -> list[str]:
     """The documents only the old version of file ``key`` keeps alive (another recorded file
     with the old bytes keeps a document alive)."""
-    store = kb.store
+    catalogue = kb.catalogue
     return [
-        d for d in store.docs_of_file(key) if not [p for p in store.paths_with_sha(d) if p != key]
+        d
+        for d in catalogue.docs_of_file(key)
+        if not [p for p in catalogue.paths_with_sha(d) if p != key]
     ]
 
 
@@ -256,12 +258,12 @@ def _forget_old_version(kb: WritableKB, key: str, kept: dict[str, str]) -> int:
     """Removes the documents of file ``key``'s old version, but those that another file of
     this call holds too (``kept``: document → that file); returns how many were deleted."""
     removed = 0
-    for doc_id in kb.store.docs_of_file(key):
-        copies = [p for p in kb.store.paths_with_sha(doc_id) if p != key]
+    for doc_id in kb.catalogue.docs_of_file(key):
+        copies = [p for p in kb.catalogue.paths_with_sha(doc_id) if p != key]
         if not copies and kept.get(doc_id, key) != key:
             copies = [kept[doc_id]]
         if copies:
-            kb.store.set_document_file(doc_id, copies[0])
+            kb.catalogue.set_document_file(doc_id, copies[0])
             continue
         kb.delete_document(doc_id, save=False)
         removed += 1
@@ -284,9 +286,9 @@ def remove_paths(kb: WritableKB, targets: Sequence[str]) -> int:
     """Deletes documents by doc id, or every document of an ingested file path."""
     removed = 0
     for target in targets:
-        key = None if kb.store.has_document(target) else file_key(Path(target))
-        doc_ids = [target] if key is None else kb.store.docs_of_file(key)
-        if key is not None and not doc_ids and kb.store.file_sha(key) is None:
+        key = None if kb.catalogue.has_document(target) else file_key(Path(target))
+        doc_ids = [target] if key is None else kb.catalogue.docs_of_file(key)
+        if key is not None and not doc_ids and kb.catalogue.file_sha(key) is None:
             raise DocumentNotFound(
                 f"{target!r} is neither a document id nor an ingested file "
                 f"of knowledge base {kb.name!r}"
@@ -295,7 +297,7 @@ def remove_paths(kb: WritableKB, targets: Sequence[str]) -> int:
             kb.delete_document(doc_id, save=False)
             removed += 1
         if key is not None:
-            kb.store.forget_file(key)
+            kb.catalogue.forget_file(key)
     kb.save()
     return removed
 
@@ -305,7 +307,7 @@ def prune_missing(kb: WritableKB, under: Sequence[Path]) -> int:
     roots = [str(Path(p).resolve()) for p in under]
     gone = [
         p
-        for p, _ in kb.store.files()
+        for p, _ in kb.catalogue.files()
         if any(p.startswith(r) for r in roots) and not Path(p).exists()
     ]
     return remove_paths(kb, gone) if gone else 0

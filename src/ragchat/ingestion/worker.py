@@ -266,17 +266,17 @@ def dispatch(kb: WritableKB, call: Call) -> Any:
     call of the knowledge base. Anything outside ``wire.Call`` is ``UnknownMessage``."""
     match call:
         case FileSha(path):
-            return kb.store.file_sha(path)
+            return kb.catalogue.file_sha(path)
         case KnownDocuments(doc_ids):
-            return kb.store.known_documents(doc_ids)
+            return kb.catalogue.known_documents(doc_ids)
         case DocsOfFile(path):
-            return kb.store.docs_of_file(path)
+            return kb.catalogue.docs_of_file(path)
         case PathsWithSha(sha):
-            return kb.store.paths_with_sha(sha)
+            return kb.catalogue.paths_with_sha(sha)
         case SetDocumentFile(doc_id, path):
-            return kb.store.set_document_file(doc_id, path)
+            return kb.catalogue.set_document_file(doc_id, path)
         case RecordFile(path, sha, when):
-            return kb.store.record_file(path, sha, when)
+            return kb.catalogue.record_file(path, sha, when)
         case AddChunks(chunks, vectors, save):
             return kb.add_chunks(chunks, vectors=vectors, save=save)
         case AddDocumentRow(row):

@@ -254,19 +254,18 @@ class DocumentService:
                     kb, create=True, on_wait=progress.waiting(kb), cancel=self._cancel
                 ) as target,
             ):
-                before = {p: target.store.file_sha(file_key(p)) for p in paths}
+                before = {p: target.catalogue.file_sha(file_key(p)) for p in paths}
                 report = ingest(target)
                 drop_textless(target, paths, report)
-                doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
+                doc_ids = {p.name: docs_of_bytes(target.catalogue, file_key(p)) for p in paths}
                 fresh = {
                     d
                     for p in paths
-                    if target.store.file_sha(file_key(p)) not in (None, before[p])
+                    if target.catalogue.file_sha(file_key(p)) not in (None, before[p])
                     for d in doc_ids[p.name]
                 }
-                sizes = {
-                    r.doc_id: r.n_children for r in target.store.documents() if r.doc_id in fresh
-                }
+                rows = target.catalogue.documents()
+                sizes = {r.doc_id: r.n_children for r in rows if r.doc_id in fresh}
         except IngestCancelled:
             self._interrupted(job_id, kb, paths, job)
             return
@@ -302,7 +301,7 @@ class DocumentService:
         try:
             with self.registry.reading(kb) as live:
                 chunker = chunker_for(live, self.settings.chunking)
-                held = {key: live.store.file_sha(key) for key in keys}
+                held = {key: live.catalogue.file_sha(key) for key in keys}
         except RagchatError:  # no such knowledge base yet, or unreadable
             chunker, held = chunker_for(None, self.settings.chunking), {}
         return IngestJob.build(
@@ -347,7 +346,7 @@ class DocumentService:
         is deleted. The bytes' hashes are ``job``'s (a job never built hashes them here)."""
         try:
             with self.registry.reading(kb) as live:  # readers wait: no hashing in here
-                recorded = {p: live.store.file_sha(file_key(p)) for p in paths}
+                recorded = {p: live.catalogue.file_sha(file_key(p)) for p in paths}
         except KnowledgeBaseNotFound:
             recorded = {}
         except Exception:
@@ -385,12 +384,12 @@ class DocumentService:
         with self.registry.writing(kb, timeout_s=LOCK_TIMEOUT_S) as target:
             if rest:
                 if view.row.file_path in own:
-                    target.store.set_document_file(doc_id, rest[0])
+                    target.catalogue.set_document_file(doc_id, rest[0])
             else:
                 target.delete_document(doc_id, save=False)
             for path in own:
-                if not target.store.docs_of_file(path):
-                    target.store.forget_file(path)
+                if not target.catalogue.docs_of_file(path):
+                    target.catalogue.forget_file(path)
                     Path(path).unlink(missing_ok=True)
             target.save()
 
