@@ -131,9 +131,11 @@ class KBRetriever:
             window = max(self.rerank_candidates, k, K_WHEN_LOW if cfg.adaptive_top_k else 0)
             with time_step(timings, "rerank"):
                 reranked = self.reranker.rerank(query, hits[:window])
-                # the reranker's own order: it breaks its ties (by chunk id, or by keeping
-                # the fused order)
-                hits = [replace(h, scores={"rerank": h.score, **h.scores}) for h in reranked]
+                # by score, stably: ties keep the order the reranker gave (its own tie rule)
+                hits = sorted(
+                    [replace(h, scores={"rerank": h.score, **h.scores}) for h in reranked],
+                    key=lambda h: -h.score,
+                )
         elif cfg.rerank and self.reranker is None:
             result.notes.append("rerank skipped: no reranker loaded")
 
