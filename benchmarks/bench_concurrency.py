@@ -26,6 +26,7 @@ from _common import SAMPLE_QUESTIONS, sample_engine
 
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.events import TokenEvent
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions
 
 QUESTIONS = SAMPLE_QUESTIONS[:8]  # the eight its recorded figures were measured with
@@ -41,10 +42,12 @@ async def one_turn(engine: ChatEngine, i: int, start: float) -> tuple[float, flo
     last = None
     gap = 0.0
     stream = engine.stream_turn(
-        conversation=ConversationState(f"bench-{i}"),
-        message=question,
-        user_id=f"u{i}",
-        options=TurnOptions(agent=agent),
+        TurnRequest(
+            question,
+            user_id=f"u{i}",
+            conversation=ConversationState(f"bench-{i}"),
+            options=TurnOptions(agent=agent),
+        )
     )
     async for event in stream:
         if isinstance(event, TokenEvent):

@@ -67,7 +67,7 @@ def main() -> None:
             kb.save()
             add.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            kb.store.record_file(f"/f/extra{r}", "sha", "t")
+            kb.catalogue.record_file(f"/f/extra{r}", "sha", "t")
             kb.save()
             catalogue.append(time.perf_counter() - t0)
         kb.close()

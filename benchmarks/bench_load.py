@@ -55,7 +55,8 @@ def serve(port: int, data_dir: Path, tokens_per_s: float, max_streams: int) -> N
     from ragchat.agents.config import AgentConfig, AppConfig
     from ragchat.agents.events import FinalEvent, MetadataEvent, TokenEvent, TurnEvent
     from ragchat.agents.metadata import Routing, TurnMetadata
-    from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
+    from ragchat.agents.request import TurnRequest, validate
+    from ragchat.agents.types import TurnResult
     from ragchat.api import create_app
     from ragchat.embed.fake import HashingEmbedder
     from ragchat.settings import ApiSettings, Settings
@@ -85,25 +86,14 @@ def serve(port: int, data_dir: Path, tokens_per_s: float, max_streams: int) -> N
             metadata = TurnMetadata(routing=routing, assigned_agent="paced")
             return TurnResult(reply=reply, agent="paced", metadata=metadata, citations=[])
 
-        async def run_turn(
-            self,
-            *,
-            conversation: ConversationState,
-            message: str,
-            user_id: str,
-            options: TurnOptions | None = None,
-        ) -> TurnResult:
-            return self._result(message)
+        def validate(self, request: TurnRequest) -> TurnRequest:
+            return validate(request, self.agents)
 
-        async def stream_turn(
-            self,
-            *,
-            conversation: ConversationState,
-            message: str,
-            user_id: str,
-            options: TurnOptions | None = None,
-        ) -> AsyncGenerator[TurnEvent, None]:
-            result = self._result(message)
+        async def run_turn(self, request: TurnRequest) -> TurnResult:
+            return self._result(request.message)
+
+        async def stream_turn(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
+            result = self._result(request.message)
             yield MetadataEvent(result.agent, result.metadata.routing)
             for i, word in enumerate(result.reply.split(" ")):
                 await asyncio.sleep(1.0 / tokens_per_s)

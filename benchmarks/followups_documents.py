@@ -33,6 +33,8 @@ from typing import Any
 
 from _common import REPO
 
+from ragchat.agents.request import TurnRequest
+
 DEVSET = REPO / "benchmarks/devsets/userdocs"
 
 
@@ -131,10 +133,12 @@ def main() -> None:
                 start = time.perf_counter()
                 result = asyncio.run(
                     engine.run_turn(
-                        conversation=state,
-                        message=turn["message"],
-                        user_id="u",
-                        options=TurnOptions(agent=agent),
+                        TurnRequest(
+                            turn["message"],
+                            user_id="u",
+                            conversation=state,
+                            options=TurnOptions(agent=agent),
+                        )
                     )
                 )
                 times.append(time.perf_counter() - start)

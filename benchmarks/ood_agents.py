@@ -19,6 +19,7 @@ from pathlib import Path
 
 from _common import sample_engine
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions
 
 OOD = Path(__file__).resolve().parents[1] / "src/ragchat/eval/data/out_of_domain.jsonl"
@@ -39,10 +40,12 @@ def main() -> None:
             answered = []
             for i, question in enumerate(questions):
                 result = await engine.run_turn(
-                    conversation=ConversationState(f"ood-{i}"),
-                    message=question,
-                    user_id="bench",
-                    options=TurnOptions(agent=agent),
+                    TurnRequest(
+                        question,
+                        user_id="bench",
+                        conversation=ConversationState(f"ood-{i}"),
+                        options=TurnOptions(agent=agent),
+                    )
                 )
                 if not result.no_answer:
                     answered.append((question, " ".join(result.reply.split())[:90]))

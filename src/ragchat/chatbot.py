@@ -21,6 +21,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.settings import Settings
 from ragchat.types import Citation, HistoryMessage
@@ -88,10 +89,12 @@ class Chatbot:
         with self._lock:
             state = self._threads.setdefault(thread_id, ConversationState(thread_id))
         turn = self.engine.run_turn(
-            conversation=state,
-            message=question,
-            user_id=self.user_id,
-            options=TurnOptions(agent=agent or self.agent),
+            TurnRequest(
+                question,
+                user_id=self.user_id,
+                conversation=state,
+                options=TurnOptions(agent=agent or self.agent),
+            )
         )
         result = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(turn, self._loop))
         self._remember(state, question, result)

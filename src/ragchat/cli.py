@@ -67,9 +67,9 @@ def ingest(
 ) -> None:
     """Add documents to a knowledge base (unchanged files are skipped, changed ones replaced)."""
     from ragchat import resources
-    from ragchat.ingest.chunking import Chunker
     from ragchat.ingest.registry import iter_files, supported_types, unsupported_files
-    from ragchat.ingestion.ingest import IngestReport, all_unchanged, ingest_paths, prune_missing
+    from ragchat.ingestion.ingest import IngestReport, all_unchanged, ingest_job, prune_missing
+    from ragchat.ingestion.job import IngestJob, chunker_for, hash_files
     from ragchat.vectorstores.embedded.store import EmbeddedStore
     from ragchat.vectorstores.factory import vector_store
 
@@ -93,7 +93,8 @@ def ingest(
                 f"--kb {other_case[0]} (names are the same whatever their case)"
             )
         embedded = isinstance(store, EmbeddedStore)  # its files answer without a model
-        unchanged = None if prune or not embedded else all_unchanged(settings.kb_root / kb, paths)
+        files = hash_files(paths)  # once, for the check below and the ingest
+        unchanged = None if prune or not embedded else all_unchanged(settings.kb_root / kb, files)
         if unchanged is not None:  # nothing to do: no model to load
             _print_ingest(kb, IngestReport(files=unchanged, unchanged_files=unchanged), 0)
             return
@@ -102,7 +103,8 @@ def ingest(
         base = resources.open_or_create_kb(settings, kb, emb, dense_backend=backend)
         try:
             with progress_bars() as progress:
-                report = ingest_paths(base, paths, Chunker(settings.chunking), progress=progress)
+                job = IngestJob(files, chunker_for(base, settings.chunking))
+                report = ingest_job(base, job, progress=progress)
         finally:
             discarded = created and base.child_count() == 0
             if discarded:  # a failed first ingest leaves no empty knowledge base behind
@@ -268,8 +270,8 @@ def demo(data_dir: DataDir = None) -> None:
     """Ingest the bundled sample knowledge bases and answer a few searches."""
     from ragchat import resources
     from ragchat.agents.rerankers import kb_retriever
-    from ragchat.ingest.chunking import Chunker
     from ragchat.ingestion.ingest import ingest_paths
+    from ragchat.ingestion.job import chunker_for
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -277,7 +279,7 @@ def demo(data_dir: DataDir = None) -> None:
         writer = resources.ingest_embedder(settings, emb)
         for name, folder in resources.sample_sources().items():
             base = resources.open_or_create_kb(settings, name, writer)
-            report = ingest_paths(base, [folder], Chunker(settings.chunking))
+            report = ingest_paths(base, [folder], chunker_for(base, settings.chunking))
             console.print(
                 f"[bold]{name}[/]: {report.documents} new documents, "
                 f"{report.unchanged_files} unchanged files, {base.child_count()} chunks"

@@ -12,6 +12,7 @@ import numpy as np
 
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.metadata import GateInfo, RetrievalInfo
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.embed.base import Embedder, Matrix, Vector
 from ragchat.safety.base import SafetyVerdict
@@ -88,10 +89,12 @@ class Chat:
 
     async def say(self, message: str, **options: Any) -> TurnResult:
         result = await self.engine.run_turn(
-            conversation=self.conversation,
-            message=message,
-            user_id=self.user_id,
-            options=TurnOptions(**options) if options else None,
+            TurnRequest(
+                message,
+                user_id=self.user_id,
+                conversation=self.conversation,
+                options=TurnOptions(**options),
+            )
         )
         self.conversation.history += [
             HistoryMessage("user", message),

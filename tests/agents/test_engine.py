@@ -15,6 +15,7 @@ from ragchat.agents.events import (
     TokenEvent,
     TurnEvent,
 )
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.errors import LLMUnavailable
 from ragchat.llm.base import GenerationOptions, Message
@@ -26,10 +27,12 @@ from .helpers import EngineFactory, run
 
 async def _events(engine: ChatEngine, message: str, **options: Any) -> list[TurnEvent]:
     stream = engine.stream_turn(
-        conversation=ConversationState("s1"),
-        message=message,
-        user_id="u1",
-        options=TurnOptions(**options),
+        TurnRequest(
+            message,
+            user_id="u1",
+            conversation=ConversationState("s1"),
+            options=TurnOptions(**options),
+        )
     )
     return [event async for event in stream]
 
@@ -87,10 +90,12 @@ def test_whole_replies_are_paced_when_streamed_and_model_deltas_are_not(
 
     async def arrivals(engine: ChatEngine, message: str, agent: str) -> list[float]:
         stream = engine.stream_turn(
-            conversation=ConversationState("s1"),
-            message=message,
-            user_id="u1",
-            options=TurnOptions(agent=agent),
+            TurnRequest(
+                message,
+                user_id="u1",
+                conversation=ConversationState("s1"),
+                options=TurnOptions(agent=agent),
+            )
         )
         loop = asyncio.get_running_loop()
         return [loop.time() async for e in stream if isinstance(e, TokenEvent)]
@@ -129,10 +134,12 @@ def test_closing_the_stream_cancels_the_turn(make_engine: EngineFactory) -> None
     async def disconnect_after_first_token() -> list[TurnEvent]:
         seen = []
         stream = engine.stream_turn(
-            conversation=ConversationState("s2"),
-            message="I had a rough day",
-            user_id="u1",
-            options=TurnOptions(agent="support"),
+            TurnRequest(
+                "I had a rough day",
+                user_id="u1",
+                conversation=ConversationState("s2"),
+                options=TurnOptions(agent="support"),
+            )
         )
         async for event in stream:
             seen.append(event)
@@ -150,7 +157,7 @@ def test_closing_the_stream_cancels_the_turn(make_engine: EngineFactory) -> None
 def test_run_turn_returns_assigned_agent_and_keeps_no_history(engine: ChatEngine) -> None:
     conversation = ConversationState("r1")
     result = run(
-        engine.run_turn(conversation=conversation, message="What does bile do?", user_id="u")
+        engine.run_turn(TurnRequest("What does bile do?", user_id="u", conversation=conversation))
     )
     assert result.metadata.assigned_agent == "tutor"
     assert conversation.history == [] and conversation.assigned_agent is None

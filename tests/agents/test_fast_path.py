@@ -13,6 +13,7 @@ from ragchat.agents.bootstrap import ensure_knowledge_bases
 from ragchat.agents.config import load_config
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.factory import build_engine
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.shared.prewarm import prewarm_sentences, sentence_file
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.embed.fake import HashingEmbedder
@@ -41,10 +42,12 @@ def engine(settings: Settings, fake: HashingEmbedder) -> ChatEngine:
 def _turn(engine: ChatEngine, message: str, agent: str | None = None) -> TurnResult:
     return asyncio.run(
         engine.run_turn(
-            conversation=ConversationState("fast-path"),
-            message=message,
-            user_id="u1",
-            options=TurnOptions(agent=agent),
+            TurnRequest(
+                message,
+                user_id="u1",
+                conversation=ConversationState("fast-path"),
+                options=TurnOptions(agent=agent),
+            )
         )
     )
 

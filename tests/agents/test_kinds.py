@@ -14,6 +14,7 @@ from ragchat.agents import kinds
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.events import FinalEvent, TokenEvent, TurnEvent
 from ragchat.agents.kinds import AgentKind, get_kind, kind_names, register_kind
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import AgentOutcome, ConversationState, Turn, TurnOptions
 from ragchat.agents.wiring import AgentWiring
 from ragchat.errors import ConfigError
@@ -80,10 +81,12 @@ def test_a_registered_kind_runs_and_streams_without_engine_changes(
     conversation = ConversationState("c1")
     result = run(
         engine.run_turn(
-            conversation=conversation,
-            message="hello there",
-            user_id="u1",
-            options=TurnOptions(agent="shouty"),
+            TurnRequest(
+                "hello there",
+                user_id="u1",
+                conversation=conversation,
+                options=TurnOptions(agent="shouty"),
+            )
         )
     )
     assert (result.agent, result.reply) == ("shouty", "HELLO THERE")
@@ -91,7 +94,7 @@ def test_a_registered_kind_runs_and_streams_without_engine_changes(
 
     async def events() -> list[TurnEvent]:
         stream = engine.stream_turn(
-            conversation=conversation, message="and again", user_id="u1", options=None
+            TurnRequest("and again", user_id="u1", conversation=conversation)
         )
         return [event async for event in stream]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from ragchat.ingest.chunking import Chunker
 from ragchat.ingestion.ingest import ingest_paths
+from ragchat.ingestion.job import chunker_for
 
 
 def signed_in(client: TestClient) -> TestClient:
@@ -27,7 +27,7 @@ def shared_kb(app: Any, name: str) -> None:
     seed = Path(state.settings.data_dir) / f"{name}-rules.md"
     seed.write_text("# House rules\n\nBe kind to each other and tidy up after every meeting.\n")
     with state.registry.writing(name, create=True) as kb:
-        ingest_paths(kb, [seed], Chunker(state.settings.chunking))
+        ingest_paths(kb, [seed], chunker_for(kb, state.settings.chunking))
 
 
 def own_documents(client: TestClient, kb: str) -> list[dict[str, Any]]:

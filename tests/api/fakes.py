@@ -18,6 +18,7 @@ from ragchat.agents.events import (
     TurnEvent,
 )
 from ragchat.agents.metadata import Routing, TurnMetadata
+from ragchat.agents.request import TurnRequest, validate
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
 from ragchat.embed.base import Embedder
 from ragchat.embed.fake import HashingEmbedder
@@ -58,6 +59,7 @@ class FakeEngine:
     release: threading.Event | None = None
     entered: threading.Event = field(default_factory=threading.Event)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    validated: list[str] = field(default_factory=list)  # messages ``validate`` was asked about
     closed: bool = False
     app_config: AppConfig = field(default_factory=fake_config)
     embedder: Embedder = field(default_factory=HashingEmbedder)
@@ -90,15 +92,17 @@ class FakeEngine:
             reply=f"echo: {message}", agent=agent, metadata=metadata, citations=[CITATION]
         )
 
-    async def run_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> TurnResult:
-        self.calls.append({"conversation": conversation, "message": message, "user": user_id})
+    def validate(self, request: TurnRequest) -> TurnRequest:
+        """The engine's own validation: the fake refuses what ``ChatEngine`` refuses."""
+        self.validated.append(request.message)
+        return validate(request, self.agents)
+
+    async def run_turn(self, request: TurnRequest) -> TurnResult:
+        request = validate(request, self.agents)
+        conversation, message, options = request.conversation, request.message, request.options
+        self.calls.append(
+            {"conversation": conversation, "message": message, "user": request.user_id}
+        )
         self.entered.set()
         if self.release is not None and not self.release.wait(60):
             raise TimeoutError("the test never released the blocked turn")
@@ -106,15 +110,12 @@ class FakeEngine:
             raise self.error
         return self._result(message, options, conversation)
 
-    async def stream_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> AsyncGenerator[TurnEvent, None]:
-        self.calls.append({"conversation": conversation, "message": message, "user": user_id})
+    async def stream_turn(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
+        request = validate(request, self.agents)
+        conversation, message, options = request.conversation, request.message, request.options
+        self.calls.append(
+            {"conversation": conversation, "message": message, "user": request.user_id}
+        )
         result = self._result(message, options, conversation)
         words = result.reply.split(" ")
         try:

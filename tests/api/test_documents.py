@@ -6,16 +6,21 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
 
 from ragchat.api import create_app
+from ragchat.api.services import documents as documents_service
 from ragchat.api.services.documents import INTERRUPTED_JOB_MESSAGE
 from ragchat.embed.fake import HashingEmbedder
-from ragchat.settings import ApiSettings, Settings
+from ragchat.ingest.chunking import Chunker
+from ragchat.ingestion import job as job_module
+from ragchat.ingestion.ingest import ingest_paths
+from ragchat.settings import ApiSettings, ChunkingSettings, Settings
 from ragchat.store import build_store
+from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
 from .browsers import own_documents, shared_kb, signed_in
 from .conftest import AppFactory
@@ -84,6 +89,70 @@ def test_upload_ingest_search_delete(client: TestClient) -> None:
     assert client.delete("/kb/wildlife").status_code == 204
     gone = client.post("/query", json={"question": "What do quokkas eat?", "kb": "wildlife"})
     assert gone.status_code == 404 and "not visible" in gone.json()["detail"]
+
+
+def test_an_upload_is_chunked_as_its_knowledge_base_was_made(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    """A knowledge base made with 300-character chunks (other settings than this server's)
+    keeps them for an upload, through the ingestion child."""
+    client = signed_in(make_app())
+    state = cast(Any, client.app).state.ragchat
+    small = ChunkingSettings(child_size=300, child_overlap=50)
+    configured = state.registry.chunking
+    state.registry.chunking = small.model_dump()  # as a server with those settings made it
+    try:
+        shared_kb(client.app, "notes")
+    finally:
+        state.registry.chunking = configured
+    assert state.settings.chunking != small
+    text = "\n\n".join(
+        f"Note {i}. Quokkas live on Rottnest Island and eat leaves, grasses and succulents; "
+        f"they get most of their water from the plants they eat, says note number {i}."
+        for i in range(30)
+    )
+    r = client.post(
+        "/kb/notes/documents", files=[("files", ("long.md", text.encode(), "text/markdown"))]
+    )
+    assert r.status_code == 202, r.text
+    job = wait_for(client, r.json()["job_id"])
+    assert job["status"] == "done", job
+
+    def children(chunking: ChunkingSettings, folder: str) -> int:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "long.md").write_text(text)
+        kb = KnowledgeBase.create(tmp_path / folder / "kb", "kb", HashingEmbedder())
+        return ingest_paths(kb, [tmp_path / folder], Chunker(chunking)).children
+
+    expected = children(small, "small")
+    assert job["result"]["chunks"] == expected > children(state.settings.chunking, "big")
+    with state.registry.reading("notes") as kb:
+        assert kb.manifest.chunking == small.model_dump()
+
+
+@pytest.mark.parametrize("runner", ["thread", "process"])
+def test_an_upload_hashes_each_file_once(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch, runner: str
+) -> None:
+    """The job carries each file's hash: "unchanged", "already there" and "keep the file"
+    all compare it; nothing in this process hashes a file again (a child hashes nothing)."""
+    hashed: list[str] = []
+    hash_file = job_module.hash_file
+
+    def counted(path: Path) -> str:
+        hashed.append(path.name)
+        return hash_file(path)
+
+    client = signed_in(make_app(ingest_runner=runner))
+    monkeypatch.setattr(job_module, "hash_file", counted)
+    monkeypatch.setattr(documents_service, "hash_file", counted)
+    files = [
+        ("files", ("quokka-care.md", NOTE, "text/markdown")),
+        ("files", ("empty.txt", b"", "text/plain")),  # fails: its file is removed
+    ]
+    job = wait_for(client, client.post("/kb/hashes/documents", files=files).json()["job_id"])
+    assert job["status"] == "done" and job["result"]["documents"] == 1
+    assert sorted(hashed) == ["empty.txt", "quokka-care.md"]
 
 
 def test_other_users_documents_and_jobs_are_404(make_app: AppFactory) -> None:

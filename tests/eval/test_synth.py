@@ -56,7 +56,7 @@ class YesNoModel(ScriptedChatModel):
 class Medical:
     def __init__(self, settings: Settings, embedder: Embedder, kb: KnowledgeBase) -> None:
         self.settings, self.embedder, self.kb = settings, embedder, kb
-        self.chunks = list(kb.store.iter_children())
+        self.chunks = list(kb.catalogue.iter_children())
         self.retriever = build_retriever(settings, kb)
 
     def retrieve(self, question: str) -> list[str]:

@@ -13,6 +13,7 @@ from ragchat.ingestion.ingest import (
     prune_missing,
     remove_paths,
 )
+from ragchat.ingestion.job import hash_files
 from ragchat.settings import ChunkingSettings
 from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
@@ -62,18 +63,18 @@ def test_a_no_op_writes_nothing_and_is_known_without_the_model(
 ) -> None:
     kb = _kb(tmp_path / "data")
     kb_dir = tmp_path / "data" / "kb"
-    assert all_unchanged(kb_dir, [folder]) is None  # not ingested yet
+    assert all_unchanged(kb_dir, hash_files([folder])) is None  # not ingested yet
     _ingest(kb, folder)
-    assert all_unchanged(kb_dir, [folder]) == 2
+    assert all_unchanged(kb_dir, hash_files([folder])) == 2
     stamps = {p.name: p.stat().st_mtime_ns for p in kb_dir.iterdir() if p.suffix != ".sqlite"}
     assert _ingest(kb, folder).unchanged_files == 2
     after = {p.name: p.stat().st_mtime_ns for p in kb_dir.iterdir() if p.suffix != ".sqlite"}
     assert after == stamps  # the index files were not rewritten
     (folder / "notes.txt").write_text("Toddlers need about twelve hours of sleep.\n")
-    assert all_unchanged(kb_dir, [folder]) is None
+    assert all_unchanged(kb_dir, hash_files([folder])) is None
     (folder / "new.md").write_text("# New\nA new page.\n")
-    assert all_unchanged(kb_dir, [folder / "new.md"]) is None
-    assert all_unchanged(tmp_path / "data" / "missing", [folder]) is None
+    assert all_unchanged(kb_dir, hash_files([folder / "new.md"])) is None
+    assert all_unchanged(tmp_path / "data" / "missing", hash_files([folder])) is None
 
 
 def test_ids_are_deterministic_across_runs(folder: Path, tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ def test_ids_are_deterministic_across_runs(folder: Path, tmp_path: Path) -> None
     for run in ("a", "b"):
         kb = _kb(tmp_path / run)
         _ingest(kb, folder)
-        ids.append([c.chunk_id for c in kb.store.iter_children()])
+        ids.append([c.chunk_id for c in kb.catalogue.iter_children()])
     assert ids[0] == ids[1]
     assert all("_s" in cid or "_c" in cid for cid in ids[0])
 
@@ -92,8 +93,8 @@ def test_changed_file_replaces_its_chunks(folder: Path, tmp_path: Path) -> None:
     (folder / "ibuprofen.md").write_text(PAGE.replace("Take it with food.", "Avoid alcohol."))
     report = _ingest(kb, folder)
     assert (report.replaced_files, report.removed_documents, report.unchanged_files) == (1, 1, 1)
-    assert kb.store.document_count() == 2
-    texts = " ".join(c.text for c in kb.store.iter_children())
+    assert kb.catalogue.document_count() == 2
+    texts = " ".join(c.text for c in kb.catalogue.iter_children())
     assert "Avoid alcohol" in texts and "with food" not in texts
     assert kb.bm25_search("food", 5) == []
 
@@ -110,7 +111,7 @@ def test_removed_file_can_be_deleted(folder: Path, tmp_path: Path) -> None:
     _ingest(kb, folder)
     (folder / "notes.txt").unlink()
     assert prune_missing(kb, [folder]) == 1
-    assert kb.store.document_count() == 1
+    assert kb.catalogue.document_count() == 1
     assert kb.bm25_search("toddlers sleep", 5) == []
     assert remove_paths(kb, [str(folder / "ibuprofen.md")]) == 1
     assert kb.child_count() == 0
@@ -151,7 +152,7 @@ def test_a_file_nested_200000_levels_deep_fails_alone(folder: Path, tmp_path: Pa
         ("deep.jsonl", "line 1: JSON nested too deeply")
     ]
     assert (report.added_files, report.documents) == (2, 2)
-    assert kb.store.document_count() == 2 and kb.bm25_search("toddlers sleep", 1)
+    assert kb.catalogue.document_count() == 2 and kb.bm25_search("toddlers sleep", 1)
 
 
 def test_a_changed_file_that_fails_keeps_its_old_version(folder: Path, tmp_path: Path) -> None:
@@ -161,7 +162,7 @@ def test_a_changed_file_that_fails_keeps_its_old_version(folder: Path, tmp_path:
     report = _ingest(kb, folder)
     assert [Path(e.source).name for e in report.errors] == ["ibuprofen.md"]
     assert (report.replaced_files, report.removed_documents) == (0, 0)
-    assert kb.store.document_count() == 2 and kb.bm25_search("food", 5)
+    assert kb.catalogue.document_count() == 2 and kb.bm25_search("food", 5)
 
 
 def _capped(kb: KnowledgeBase, caps: UploadCaps, *paths: Path) -> IngestReport:
@@ -211,5 +212,5 @@ def test_stopping_at_a_safe_point_saves_nothing(folder: Path, tmp_path: Path, st
         ingest_paths(kb, [folder], Chunker(ChunkingSettings()), progress=progress)
     kb.close()
     again = _kb(tmp_path / "data")
-    assert again.child_count() == 0 and again.store.document_count() == 0
+    assert again.child_count() == 0 and again.catalogue.document_count() == 0
     assert _ingest(again, folder).added_files == 3

@@ -130,8 +130,8 @@ def counts(data: Path) -> dict[str, int]:
             "children": kb.child_count(),
             "bm25": len(kb.bm25),
             "parents": len(kb.parents()),
-            "documents": len(kb.store.documents()),
-            "files": len(kb.store.files()),
+            "documents": len(kb.catalogue.documents()),
+            "files": len(kb.catalogue.files()),
             "manifest": kb.manifest.children,
         }
     finally:
@@ -422,8 +422,8 @@ def _qdrant_counts(data: Path) -> tuple[dict[str, int], list[str]]:
         found = {
             "children": kb.child_count(),
             "parents": len(kb.parents()),
-            "documents": len(kb.store.documents()),
-            "files": len(kb.store.files()),
+            "documents": len(kb.catalogue.documents()),
+            "files": len(kb.catalogue.files()),
         }
         return found, stores.check_kb(settings, KB).problems
     finally:

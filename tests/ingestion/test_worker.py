@@ -14,7 +14,8 @@ from ragchat.embed.fake import HashingEmbedder, ProcessMarkingEmbedder
 from ragchat.errors import IngestCancelled, IngestError
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingestion.ingest import IngestReport, Progress, ingest_paths
-from ragchat.ingestion.worker import IngestWorkerError, JobInput, ProcessIngester
+from ragchat.ingestion.job import IngestJob
+from ragchat.ingestion.worker import IngestWorkerError, ProcessIngester
 from ragchat.settings import ApiSettings, ChunkingSettings, Settings
 from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
@@ -66,7 +67,8 @@ def _ingest(
 ) -> IngestReport:
     settings = Settings(data_dir=tmp_path / "data", api=ApiSettings(ingest_runner="process"))
     ingester = ProcessIngester(settings, embedder=ProcessMarkingEmbedder(marks))
-    with ingester.session(paths, Chunker(ChunkingSettings()), progress=progress) as ingest:
+    job = IngestJob.build(paths, Chunker(ChunkingSettings()))
+    with ingester.session(job, progress=progress) as ingest:
         return ingest(kb)
 
 
@@ -97,8 +99,8 @@ def test_a_child_process_ingests_and_the_result_lands_like_in_process(
     assert events[-1][0] == "save" and events[-1][1] == events[-1][2] == report.children
     kb.close()
     reopened = KnowledgeBase.open(root, "remote", HashingEmbedder())  # saved to disk
-    same = [c.chunk_id for c in local.store.iter_children()]
-    assert [c.chunk_id for c in reopened.store.iter_children()] == same
+    same = [c.chunk_id for c in local.catalogue.iter_children()]
+    assert [c.chunk_id for c in reopened.catalogue.iter_children()] == same
     assert (
         reopened.bm25_search("quokkas water", 1)[0][0]
         == local.bm25_search("quokkas water", 1)[0][0]
@@ -112,7 +114,7 @@ def test_a_child_that_dies_fails_the_call_and_leaves_the_kb_alone(
     (marks / "die").touch()
     with pytest.raises(IngestWorkerError, match="killed by signal 9"):
         _ingest(tmp_path, marks, kb, docs)
-    assert kb.child_count() == 0 and kb.store.document_count() == 0
+    assert kb.child_count() == 0 and kb.catalogue.document_count() == 0
     (marks / "die").unlink()  # the next job gets a fresh child
     report = _ingest(tmp_path, marks, kb, docs)
     assert kb.child_count() == report.children > 0
@@ -154,7 +156,9 @@ def test_cancel_stops_a_job_in_its_child_at_once(
     threading.Timer(1.5, look_then_cancel).start()
     with (
         pytest.raises(IngestCancelled),
-        ingester.session(docs, Chunker(ChunkingSettings()), job=JobInput(cancel=cancel)) as ingest,
+        ingester.session(
+            IngestJob.build(docs, Chunker(ChunkingSettings())), cancel=cancel
+        ) as ingest,
     ):
         ingest(kb)
     assert cancel.is_set() and kb.child_count() == 0

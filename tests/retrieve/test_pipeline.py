@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from ragchat.embed.fake import HashingEmbedder
 from ragchat.errors import RetrievalError
 from ragchat.retrieve import KBRetriever
 from ragchat.retrieve.base import Reranker, Retriever
@@ -265,3 +266,22 @@ def test_parents_win_over_neighbours_inside_the_parent(kb: KnowledgeBase) -> Non
     # pets:c0 is inside pets:p0 (skipped); pets:c2 belongs to pets:p1 (appended after).
     assert top.context_ids == ("pets:p0", "pets:c2")
     assert top.context == _text(kb, "pets:p0") + "\n" + _text(kb, "pets:c2")
+
+
+def test_a_precomputed_query_vector_is_used_instead_of_embedding_the_query(
+    kb: KnowledgeBase,
+) -> None:
+    """A chat turn embeds its message once and hands the vector down (``Turn.embedding``)."""
+    embedder = kb.embedder
+    assert isinstance(embedder, HashingEmbedder)
+    query = "Mars planet atmosphere"
+    vector = embedder.embed_query(query)
+    embedder.embedded.clear()
+    retriever = KBRetriever(kb, settings(mode="dense"))
+    given = retriever.retrieve(query, query_vector=vector)
+    assert embedder.embedded[query] == 0
+    assert ids(given.hits) == ids(retriever.retrieve(query).hits)
+    assert embedder.embedded[query] == 1  # without one, the query is embedded
+    # The vector decides the dense search: another question's vector finds its passage.
+    other = retriever.retrieve(query, query_vector=embedder.embed_query("cat fur"))
+    assert ids(other.hits)[0] == "pets:c1"

@@ -97,9 +97,9 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
         "parents": sorted(kb.parents(), key=lambda c: c.chunk_id),
         "vectors": vectors,
         "documents": [
-            (d.doc_id, d.source, d.file_path, d.n_children) for d in kb.store.documents()
+            (d.doc_id, d.source, d.file_path, d.n_children) for d in kb.catalogue.documents()
         ],
-        "files": sorted(kb.store.files()),
+        "files": sorted(kb.catalogue.files()),
         # Whole rankings (ties broken by id: the stores break them differently).
         "dense": ranking(kb.dense_search(query, 100)),
         "bm25": ranking(kb.bm25_search("toddler sleep advice", 100)),

@@ -106,15 +106,15 @@ def snapshot(settings: Settings, backend: str, name: str) -> dict[str, Any]:
                     for table in (kb._chunks, kb._terms)  # type: ignore[attr-defined]
                 )
         else:
-            raw = (len(kb.dense), len(kb.bm25), kb.store.count(parents=False))  # type: ignore[attr-defined]
+            raw = (len(kb.dense), len(kb.bm25), kb.catalogue.count(parents=False))  # type: ignore[attr-defined]
         return {
             "counts": (info.children, info.parents, info.documents, info.files),
             "children": children,
             "parents": sorted(c.chunk_id for c in kb.parents()),
             "documents": sorted(
-                (d.doc_id, d.source, d.file_path, d.n_children) for d in kb.store.documents()
+                (d.doc_id, d.source, d.file_path, d.n_children) for d in kb.catalogue.documents()
             ),
-            "files": sorted(kb.store.files()),
+            "files": sorted(kb.catalogue.files()),
             "raw": raw,
             "migrating": info.migrating_from,
             "vectors": vectors,

@@ -146,12 +146,12 @@ def counts(settings: Settings, kb: WritableKB) -> tuple[int, int, int, int]:
     info = stores.describe_kb(settings, kb.name).manifest
     assert info.children == kb.child_count() == len(kb.children())
     assert info.parents == len(kb.parents())
-    assert info.documents == len(kb.store.documents())
+    assert info.documents == len(kb.catalogue.documents())
     return info.children, info.parents, info.documents, info.files
 
 
 def doc_id_of(kb: WritableKB, name: str) -> str:
-    return next(d.doc_id for d in kb.store.documents() if d.source.endswith(name))
+    return next(d.doc_id for d in kb.catalogue.documents() if d.source.endswith(name))
 
 
 def retriever(kb: WritableKB, **config: object) -> KBRetriever:
@@ -195,7 +195,7 @@ def test_a_changed_file_replaces_its_document(
     assert (report.replaced_files, report.removed_documents, report.documents) == (1, 1, 1)
     assert kb.get_chunks(old_ids) == []
     new_doc = doc_id_of(kb, "sleep.md")
-    assert new_doc != old_doc and not kb.store.has_document(old_doc)
+    assert new_doc != old_doc and not kb.catalogue.has_document(old_doc)
     assert counts(settings, kb)[2:] == (2, 2)
     found = kb.bm25_search("twelve thirteen hours", 3)
     assert found and kb.get_chunks([found[0][0]])[0].doc_id == new_doc

@@ -15,8 +15,8 @@ from ragchat.agents.config import (
 )
 from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
-from ragchat.ingest.chunking import Chunker
 from ragchat.ingestion.ingest import IngestReport, Progress, ingest_paths
+from ragchat.ingestion.job import chunker_for
 from ragchat.resources import SAMPLE_KB_DIR
 from ragchat.settings import Settings
 from ragchat.vectorstores import factory as stores
@@ -112,10 +112,11 @@ def ensure_knowledge_bases(
             continue
         kb = stores.open_or_create_kb(settings, name, embedder)
         try:
+            chunker = chunker_for(kb, settings.chunking)
             if progress is None:
-                report = ingest_paths(kb, paths, Chunker(settings.chunking))
+                report = ingest_paths(kb, paths, chunker)
             else:
-                report = ingest_paths(kb, paths, Chunker(settings.chunking), progress=progress)
+                report = ingest_paths(kb, paths, chunker, progress=progress)
         finally:
             kb.close()
         out.append(IngestedKB(name, report))

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.cli_common import exit_on_error
 from ragchat.errors import RagchatError
@@ -86,7 +87,7 @@ async def _session(
             continue
         try:
             result = await engine.run_turn(
-                conversation=conversation, message=line, user_id=USER_ID, options=options
+                TurnRequest(line, user_id=USER_ID, conversation=conversation, options=options)
             )
         except RagchatError as exc:
             console.print(f"[bold red]error:[/] {escape(str(exc))}\n")

@@ -15,19 +15,13 @@ from typing import Any, cast
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.events import CitationsEvent, FinalEvent, MetadataEvent, TokenEvent, TurnEvent
 from ragchat.agents.kinds import get_kind
+from ragchat.agents.request import TurnRequest, validate
 from ragchat.agents.shared.pinpoint import pinpoint
 from ragchat.agents.shared.state import AgentRunner, CompiledGraph
 from ragchat.agents.supervisor import build_graph as build_supervisor
 from ragchat.agents.supervisor.state import SupervisorState
 from ragchat.agents.supervisor.steps import AgentRouter, TitleRequest, titler
-from ragchat.agents.types import (
-    ConversationState,
-    InvalidMessage,
-    Turn,
-    TurnOptions,
-    TurnResult,
-    UnknownAgent,
-)
+from ragchat.agents.types import Turn, TurnResult
 from ragchat.agents.wiring import AgentWiring
 from ragchat.embed.base import Embedder
 from ragchat.errors import InvalidInput, RagchatError
@@ -87,20 +81,14 @@ class ChatEngine:
             await model.aclose()
 
     # -- turns --------------------------------------------------------------------------------
-    def _turn(
-        self,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None,
-    ) -> Turn:
-        if not message.strip():
-            raise InvalidMessage("the message is empty")
-        opts = options or TurnOptions()
-        if opts.agent is not None and opts.agent not in self.agents:
-            raise UnknownAgent(
-                f"unknown agent {opts.agent!r}; configured: {', '.join(sorted(self.agents))}"
-            )
+    def validate(self, request: TurnRequest) -> TurnRequest:
+        """The one check of a turn's input (``request.validate``); call it before storing
+        anything, the turn then runs without checking again."""
+        return validate(request, self.agents)
+
+    def _turn(self, request: TurnRequest) -> Turn:
+        request = self.validate(request)
+        opts = request.options
         forced = self.agents.get(opts.agent or "")
         if (
             forced is not None
@@ -111,9 +99,10 @@ class ChatEngine:
             raise InvalidInput(
                 f"agent {forced.name!r} answers from a knowledge base of yours: say which one (kb)"
             )
+        conversation = request.conversation
         return Turn(
-            message=message.strip(),
-            user_id=user_id,
+            message=request.message,
+            user_id=request.user_id,
             conversation_id=conversation.conversation_id,
             history=tuple(conversation.history),
             user_profile=conversation.user_profile,
@@ -133,34 +122,20 @@ class ChatEngine:
             metadata=replace(result.metadata, timings=timings),
         )
 
-    async def run_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> TurnResult:
+    async def run_turn(self, request: TurnRequest) -> TurnResult:
         start = self.wiring.clock()
-        turn = self._turn(conversation, message, user_id, options)
+        turn = self._turn(request)
         values = await self._graph.ainvoke(SupervisorState(turn=turn))
         return self._result(values, start)
 
-    async def stream_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> AsyncGenerator[TurnEvent, None]:
+    async def stream_turn(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
         """``MetadataEvent`` (agent, routing) → ``TokenEvent`` deltas (joining to the reply)
         → ``CitationsEvent`` → ``FinalEvent`` (the ``TurnResult``, timings included).
 
         Closing the iterator early (a client disconnect) closes the graph stream, which
         cancels the running nodes and any model request in flight."""
         start = self.wiring.clock()
-        turn = self._turn(conversation, message, user_id, options)
+        turn = self._turn(request)
         final: dict[str, Any] = {}
         pace = self.wiring.settings.llm.stream_pace_ms / 1000.0
         paced_before = False

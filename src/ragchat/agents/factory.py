@@ -11,6 +11,7 @@ from typing import Literal
 from ragchat.agents.config import AppConfig
 from ragchat.agents.engine import ChatEngine
 from ragchat.agents.retrievers import KBOpener, RetrieverCache
+from ragchat.agents.turn_vectors import turn_vectors
 from ragchat.agents.wiring import AgentWiring, Clock
 from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel
@@ -55,7 +56,8 @@ def build_engine(
     if safety == OFFLINE:
         from ragchat.safety.factory import build_safety
 
-        safety = build_safety(settings, embedder, chat_model)
+        # The turn's message vector is lent to the classifier (``turn_vectors``).
+        safety = build_safety(settings, turn_vectors(embedder), chat_model)
     assert not isinstance(safety, str)
     knowledge = RetrieverCache(
         settings,

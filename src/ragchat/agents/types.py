@@ -7,10 +7,14 @@ serialises it, and nothing is read back by string keys."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ragchat.agents.metadata import AgentTrace, GateInfo, RetrievalInfo, TurnMetadata, UserProfile
+from ragchat.embed.base import Embedder, Vector
 from ragchat.errors import ConfigError, InvalidInput
 from ragchat.types import Citation, HistoryMessage
 
@@ -63,13 +67,33 @@ class TurnOptions:
         return self.kbs or ((self.kb,) if self.kb else ())
 
 
+class QueryVectors:
+    """A turn's query vectors by (embedding model, text), each computed once: the message's
+    serves safety, routing and retrieval. Shared by the turns ``replace`` makes from one turn
+    (the agent's, with a switch phrase removed), so it is keyed by the text, never stale."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[tuple[str, str], Vector] = {}
+        self._lock = threading.Lock()  # retrieval runs in worker threads
+
+    def of(self, embedder: Embedder, text: str) -> Vector:
+        key = (embedder.model_name, text)
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is None:  # read-only: every consumer gets this one array
+                vector = np.array(embedder.embed_query(text), dtype=np.float32)
+                vector.flags.writeable = False
+                self._vectors[key] = vector
+            return vector
+
+
 @dataclass(frozen=True)
 class Turn:
     """One turn as every graph node sees it: the message and what the caller loaded, immutable.
     The supervisor hands an agent the same turn, with the message a switch phrase left over.
 
-    Per-turn work worth sharing between steps (a query embedding computed once for safety,
-    routing and retrieval) belongs on this object, next to the message it is derived from."""
+    Per-turn work worth sharing between steps lives here, next to the message it is derived
+    from: the message's query vector (``embedding``), computed by its first consumer."""
 
     message: str
     user_id: str = ""
@@ -79,6 +103,11 @@ class Turn:
     options: TurnOptions = field(default_factory=TurnOptions)
     assigned_agent: str | None = None  # the conversation's agent before this turn
     crisis_flagged: bool = False  # ConversationState.crisis
+    vectors: QueryVectors = field(default_factory=QueryVectors, compare=False, repr=False)
+
+    def embedding(self, embedder: Embedder) -> Vector:
+        """The message's query vector (``embedder.embed_query``), computed once per turn."""
+        return self.vectors.of(embedder, self.message)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.embed.base import Embedder
 from ragchat.eval.data import EvalDataError
@@ -233,18 +234,22 @@ async def evaluate_answers(
     records: list[AnswerRecord] = []
     if items:
         await engine.run_turn(
-            conversation=ConversationState("eval-warmup"),
-            message=items[0].question,
-            user_id="eval",
-            options=TurnOptions(agent=agent, kb=items[0].kb),
+            TurnRequest(
+                items[0].question,
+                user_id="eval",
+                conversation=ConversationState("eval-warmup"),
+                options=TurnOptions(agent=agent, kb=items[0].kb),
+            )
         )
     for done, item in enumerate(items, start=1):
         start = clock()
         result = await engine.run_turn(
-            conversation=ConversationState(f"eval-{item.qid}"),
-            message=item.question,
-            user_id="eval",
-            options=TurnOptions(agent=agent, kb=item.kb),
+            TurnRequest(
+                item.question,
+                user_id="eval",
+                conversation=ConversationState(f"eval-{item.qid}"),
+                options=TurnOptions(agent=agent, kb=item.kb),
+            )
         )
         latency = (clock() - start) * 1000.0
         records.append(score_turn(item, result, latency, chunks, embedder))

@@ -16,8 +16,8 @@ from ragchat.agents.config import AgentConfig, AppConfig, KnowledgeBaseConfig, l
 from ragchat.embed.base import Embedder
 from ragchat.errors import ConfigError
 from ragchat.eval.answers import AnswerRun
-from ragchat.ingest.chunking import Chunker
 from ragchat.ingestion.ingest import IngestReport, ingest_paths
+from ragchat.ingestion.job import chunker_for
 from ragchat.settings import Settings
 from ragchat.vectorstores import factory as stores
 
@@ -36,7 +36,7 @@ def ensure_corpus_kb(
         path.write_text(text, encoding="utf-8")
     base = stores.open_or_create_kb(settings, kb, embedder)
     try:
-        return ingest_paths(base, [path], Chunker(settings.chunking))
+        return ingest_paths(base, [path], chunker_for(base, settings.chunking))
     finally:
         base.close()
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.embed.base import Embedder
 from ragchat.eval.answers import AnswerItem, AnswerRecord, ChunkLookup, score_turn, summarise
@@ -210,10 +211,12 @@ async def evaluate_conversations(
         for number, turn in enumerate(conv.turns, start=1):
             start = clock()
             result = await engine.run_turn(
-                conversation=ConversationState(f"eval-{conv.cid}", history=list(history)),
-                message=turn.message,
-                user_id="eval",
-                options=TurnOptions(agent=agent, kb=conv.kb),
+                TurnRequest(
+                    turn.message,
+                    user_id="eval",
+                    conversation=ConversationState(f"eval-{conv.cid}", history=list(history)),
+                    options=TurnOptions(agent=agent, kb=conv.kb),
+                )
             )
             latency = (clock() - start) * 1000.0
             md = result.metadata

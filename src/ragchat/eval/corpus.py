@@ -132,8 +132,8 @@ def group_kb(group: str) -> str:
 
 def build_group_kb(settings: Settings, embedder: Embedder, corpus: Corpus, group: str) -> str:
     """A fresh knowledge base of the group's documents, ingested as an upload is."""
-    from ragchat.ingest.chunking import Chunker
     from ragchat.ingestion.ingest import ingest_paths
+    from ragchat.ingestion.job import chunker_for
     from ragchat.vectorstores import factory as stores
 
     name = group_kb(group)
@@ -141,7 +141,7 @@ def build_group_kb(settings: Settings, embedder: Embedder, corpus: Corpus, group
         stores.delete_kb(settings, name)
     base = stores.open_or_create_kb(settings, name, embedder)
     try:
-        report = ingest_paths(base, corpus.files(group), Chunker(settings.chunking))
+        report = ingest_paths(base, corpus.files(group), chunker_for(base, settings.chunking))
     finally:
         base.close()
     if report.errors:

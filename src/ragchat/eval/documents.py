@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
 from ragchat.eval.data import EvalDataError
 from ragchat.eval.metrics import latency_stats
@@ -338,10 +339,12 @@ async def ask_all(
     ) -> tuple[TurnResult, float]:
         start = clock()
         result = await engine.run_turn(
-            conversation=ConversationState(cid, history=list(history)),
-            message=message,
-            user_id="eval",
-            options=options,
+            TurnRequest(
+                message,
+                user_id="eval",
+                conversation=ConversationState(cid, history=list(history)),
+                options=options,
+            )
         )
         return result, (clock() - start) * 1000.0
 

@@ -18,8 +18,8 @@ from rich.table import Table
 from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.eval.documents import Reply
-from ragchat.ingest.chunking import Chunker
 from ragchat.ingestion.ingest import IngestReport, ingest_paths
+from ragchat.ingestion.job import chunker_for
 from ragchat.settings import Settings
 from ragchat.vectorstores import factory as stores
 
@@ -44,7 +44,7 @@ def fresh_kb(settings: Settings, embedder: Embedder, folder: Path, kb: str) -> I
         stores.delete_kb(settings, kb)
     base = stores.open_or_create_kb(settings, kb, embedder)
     try:
-        return ingest_paths(base, [folder], Chunker(settings.chunking))
+        return ingest_paths(base, [folder], chunker_for(base, settings.chunking))
     finally:
         base.close()
 

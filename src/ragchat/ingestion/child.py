@@ -1,10 +1,10 @@
 """The child side of ``worker.py``: one ingestion job in a process of its own.
 
 Runs at the lowest CPU priority with one thread. First it parses, chunks and embeds the
-job's files (those the parent did not find unchanged) into a memo, and says "warm"; on "go"
-it runs ``ingest_paths`` on ``_RemoteKB`` — every read and write of the knowledge base a call
-the parent answers — with an embedder that serves the memo first. Anything it raises is
-reported as "failed" with a message fit for the job row."""
+job's files (those the parent did not find unchanged) into a memo, and says ``Warm``; on
+``Go`` it runs ``ingest_job`` on ``_RemoteKB`` — every read and write of the knowledge base a
+typed message of ``wire.py`` the parent answers — with an embedder that serves the memo first.
+Anything it raises is reported as ``Failed`` with a message fit for the job row."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, cast
@@ -24,48 +24,109 @@ import numpy as np
 from ragchat.embed.base import Embedder, Matrix, Vector
 from ragchat.errors import IngestError, RagchatError
 from ragchat.ingest.pipeline import load_file
-from ragchat.ingest.registry import iter_files
 from ragchat.ingest.sandbox import ParseWorker
-from ragchat.ingestion.ingest import UploadCaps, file_key, ingest_paths
-from ragchat.ingestion.wire import ChildJob, ChildSpec, IngestWorkerError, report_to_wire
-from ragchat.types import LoadedDocument
-from ragchat.vectorstores.base import WritableKB
+from ragchat.ingestion.ingest import ingest_job
+from ragchat.ingestion.job import IngestJob
+from ragchat.ingestion.wire import (
+    AddChunks,
+    AddDocumentRow,
+    Call,
+    ChildSpec,
+    DeleteDocument,
+    DocsOfFile,
+    Done,
+    Failed,
+    FileSha,
+    Go,
+    IngestWorkerError,
+    KnownDocuments,
+    PathsWithSha,
+    Progress,
+    RecordFile,
+    Refused,
+    Reply,
+    Save,
+    SetDocumentFile,
+    Start,
+    UnknownMessage,
+    Warm,
+    report_to_wire,
+)
+from ragchat.types import Chunk, LoadedDocument
+from ragchat.vectorstores.base import DocumentRow, WritableKB
 
 _BLOCK = 64  # texts per embedding call while warming: progress moves, a kill loses little
-_SUBOBJECTS = frozenset({"store"})  # attributes of a WritableKB that are objects, not methods
 
 
-class _Remote:
-    """Forwards method calls (``store.file_sha(...)``, ``add_chunks(...)``) to the parent."""
+class _Parent:
+    """The socket to the parent: each read or write of the knowledge base is one ``Call``
+    answered by ``Reply`` (its value) or ``Refused`` (raised here, which fails the job)."""
 
-    def __init__(self, conn: Connection, prefix: str = "") -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
-        self._prefix = prefix
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if not self._prefix and name in _SUBOBJECTS:
-            return _Remote(self._conn, f"{name}.")
-        return lambda *args, **kwargs: self._call(self._prefix + name, args, kwargs)
-
-    def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)  # generators
-        self._conn.send(("call", name, args, kwargs))
-        status, value = self._conn.recv()
-        if status != "ok":
-            raise IngestWorkerError(value)
-        return value
+    def ask(self, call: Call) -> Any:
+        self._conn.send(call)
+        answer = self._conn.recv()
+        if isinstance(answer, Reply):
+            return answer.value
+        if isinstance(answer, Refused):
+            raise IngestWorkerError(answer.message)
+        raise UnknownMessage(f"unexpected answer from the parent: {type(answer).__name__}")
 
 
-class _RemoteKB(_Remote):
+class _RemoteCatalogue:
+    """The parts of the knowledge base's catalogue ``ingest_job`` reads and writes."""
+
+    def __init__(self, parent: _Parent) -> None:
+        self._parent = parent
+
+    def file_sha(self, path: str) -> str | None:
+        return cast("str | None", self._parent.ask(FileSha(path)))
+
+    def known_documents(self, doc_ids: Iterable[str]) -> set[str]:
+        return cast(set[str], self._parent.ask(KnownDocuments(tuple(doc_ids))))
+
+    def docs_of_file(self, path: str) -> list[str]:
+        return cast(list[str], self._parent.ask(DocsOfFile(path)))
+
+    def paths_with_sha(self, sha256: str) -> list[str]:
+        return cast(list[str], self._parent.ask(PathsWithSha(sha256)))
+
+    def set_document_file(self, doc_id: str, path: str) -> None:
+        self._parent.ask(SetDocumentFile(doc_id, path))
+
+    def record_file(self, path: str, sha256: str, when: str) -> None:
+        self._parent.ask(RecordFile(path, sha256, when))
+
+
+class _RemoteKB:
     """The knowledge base as the child sees it: the parent's instance, the child's embedder."""
 
-    def __init__(self, conn: Connection, embedder: Embedder, attrs: dict[str, Any]) -> None:
-        super().__init__(conn)
+    def __init__(self, conn: Connection, embedder: Embedder, name: str) -> None:
+        self._parent = _Parent(conn)
+        self.catalogue = _RemoteCatalogue(self._parent)
         self.embedder = embedder
-        for name, value in attrs.items():
-            setattr(self, name, value)
+        self.name = name
+
+    def add_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        vectors: Matrix | None = None,
+        progress: bool = False,
+        save: bool = True,
+    ) -> int:
+        return cast(int, self._parent.ask(AddChunks(tuple(chunks), vectors, save)))
+
+    def add_document_row(self, row: DocumentRow) -> None:
+        self._parent.ask(AddDocumentRow(row))
+
+    def delete_document(self, doc_id: str, *, save: bool = True) -> int:
+        return cast(int, self._parent.ask(DeleteDocument(doc_id, save)))
+
+    def save(self) -> None:
+        self._parent.ask(Save())
 
 
 class _MemoEmbedder:
@@ -140,61 +201,56 @@ class _MemoLoader:
         return found
 
 
-def _warm(conn: Connection, memo: _MemoEmbedder, load: _MemoLoader, job: ChildJob) -> None:
+def _warm(conn: Connection, memo: _MemoEmbedder, load: _MemoLoader, job: IngestJob) -> None:
     """Parses, chunks and embeds what the ingest will need, before the parent takes a lock:
     files within the upload caps (the ingest that follows applies them exactly)."""
-    todo = [p for p in iter_files(job.files) if file_key(p) not in job.skip]
-    caps = job.caps or UploadCaps()
+    todo = [f.path for f in job.files if f.sha is not None and f.key not in job.skip]
+    meter = job.caps.meter()
     texts: list[str] = []
-    chars_total = 0
     for i, path in enumerate(todo):
-        conn.send(("progress", "read", i, len(todo)))
+        conn.send(Progress("read", i, len(todo)))
         try:
             docs = load(path)
             chunks = [c.text for d in docs for c in job.chunker.chunk(d) if not c.is_parent]
         except (IngestError, RecursionError):  # the ingest that follows reports it
             continue
         chars = sum(len(s.text) for d in docs for s in d.sections)
-        if caps.refusal(chars, len(chunks), chars_total, len(texts)) is not None:
-            continue
-        chars_total += chars
-        texts.extend(chunks)
-    conn.send(("progress", "read", len(todo), len(todo)))
-    memo.fill(texts, lambda done, total: conn.send(("progress", "embed", done, total)))
+        if meter.admit(chars, len(chunks)) is None:
+            texts.extend(chunks)
+    conn.send(Progress("read", len(todo), len(todo)))
+    memo.fill(texts, lambda done, total: conn.send(Progress("embed", done, total)))
 
 
-def child_main(conn: Connection, spec: ChildSpec, job: ChildJob) -> None:
+def child_main(conn: Connection, spec: ChildSpec, job: IngestJob) -> None:
     lower_priority(spec.idle_priority)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
 
     def saving(stage: str, done: int, total: int) -> None:
         if stage == "embed":  # the vectors are at hand: this is the save
-            conn.send(("progress", "save", done, total))
+            conn.send(Progress("save", done, total))
 
     parser = ParseWorker(job.parse_limits) if job.parse_limits is not None else None
     load = _MemoLoader(parser.load if parser is not None else load_file)
     try:
         memo = _MemoEmbedder(_embedder(spec))
         _warm(conn, memo, load, job)
-        conn.send(("warm",))
+        conn.send(Warm())
         go = conn.recv()
-        if go[0] != "go":
+        if not isinstance(go, Go):
             return
-        remote = cast(WritableKB, _RemoteKB(conn, memo, go[1]))  # duck-typed: calls the parent
-        conn.send(("progress", "save", 0, 1))  # re-reading the files, then the save
-        report = ingest_paths(
-            remote, job.files, job.chunker, progress=saving, load=load, caps=job.caps
-        )
+        remote = cast(WritableKB, _RemoteKB(conn, memo, go.name))  # duck-typed: asks the parent
+        conn.send(Progress("save", 0, 1))  # re-reading the files, then the save
+        report = ingest_job(remote, job, progress=saving, load=load)
     except BaseException as exc:  # reported, then the child exits
         message = str(exc) if isinstance(exc, RagchatError) else _describe(exc)
         with contextlib.suppress(OSError):  # the parent is gone or gave up on this job
-            conn.send(("failed", message))
+            conn.send(Failed(message))
         return
     finally:
         if parser is not None:
             parser.close()
-    conn.send(("done", report_to_wire(report)))
+    conn.send(Done(report_to_wire(report)))
 
 
 def _describe(exc: BaseException) -> str:
@@ -222,5 +278,6 @@ def die_with_parent(poll_s: float = 1.0) -> None:
 if __name__ == "__main__":  # started by ``worker.ProcessIngester`` with its socket's fd
     die_with_parent()
     _conn = Connection(int(sys.argv[1]))
-    _spec, _job = _conn.recv()
-    child_main(_conn, _spec, _job)
+    _start = _conn.recv()
+    if isinstance(_start, Start):
+        child_main(_conn, _start.spec, _start.job)

@@ -3,7 +3,6 @@ chunk, embed only what is new, and report what happened."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -16,8 +15,7 @@ from ragchat.crashpoints import crashpoint
 from ragchat.errors import DocumentNotFound, IndexStateError, IngestError
 from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
-from ragchat.ingest.registry import iter_files
-from ragchat.ingest.text_utils import too_much_text
+from ragchat.ingestion.job import IngestJob, JobFile, UploadCaps, file_key
 from ragchat.types import Chunk, LoadedDocument
 from ragchat.vectorstores.base import DocumentRow, WritableKB
 from ragchat.vectorstores.embedded.chunkstore import ChunkStore
@@ -56,15 +54,7 @@ class IngestReport:
     file_warnings: list[tuple[str, str]] = field(default_factory=list)  # (source, warning)
 
 
-def file_key(path: Path) -> str:
-    return str(path.resolve())
-
-
-def _digest(path: Path) -> tuple[str, str]:
-    return file_key(path), hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def all_unchanged(kb_dir: Path, paths: Sequence[Path]) -> int | None:
+def all_unchanged(kb_dir: Path, files: Sequence[JobFile]) -> int | None:
     """How many files there are when every one is already in the knowledge base at ``kb_dir``
     with the same bytes, else None. Reads only the chunk store: a re-run of an ingest that
     has nothing to do need not load the embedding model (seconds of start-up)."""
@@ -72,56 +62,18 @@ def all_unchanged(kb_dir: Path, paths: Sequence[Path]) -> int | None:
         gen = current(kb_dir)
     except IndexStateError:
         return None
-    if gen is None:
-        return None
-    files = iter_files([Path(p) for p in paths])
-    if not files:
+    if gen is None or not files or any(f.sha is None for f in files):
         return None
     try:
         store = ChunkStore(gen.dir / "chunks.sqlite")
     except IndexStateError:
         return None
     try:
-        for path in files:
-            key, sha = _digest(path)
-            if store.file_sha(key) != sha:
-                return None
-    except OSError:
-        return None
+        if any(store.file_sha(f.key) != f.sha for f in files):
+            return None
     finally:
         store.close()
     return len(files)
-
-
-@dataclass(frozen=True)
-class UploadCaps:
-    """Per-file and per-call caps on extracted characters and searchable chunks (0 = none),
-    from ``IngestLimits``; a file over one fails alone with a reason naming the cap."""
-
-    file_chars: int = 0
-    file_chunks: int = 0
-    total_chars: int = 0
-    total_chunks: int = 0
-    user_chunks: int = 0  # the uploader's quota, of which ``user_used`` are already stored
-    user_used: int = 0
-
-    def refusal(self, chars: int, chunks: int, chars_before: int, chunks_before: int) -> str | None:
-        """Why a file of ``chars`` characters and ``chunks`` chunks does not fit after
-        ``chars_before`` and ``chunks_before`` of the same upload (None: it fits). The one
-        place the caps are checked: the ingest and the child's warm-up both ask it."""
-        if self.file_chars and chars > self.file_chars:
-            return too_much_text(self.file_chars)
-        if self.file_chunks and chunks > self.file_chunks:
-            return f"too many chunks: {chunks:,} (at most {self.file_chunks:,} per file)"
-        if self.total_chars and chars_before + chars > self.total_chars:
-            return (
-                f"the upload's text limit is reached ({self.total_chars:,} characters per upload)"
-            )
-        if self.total_chunks and chunks_before + chunks > self.total_chunks:
-            return f"the upload's chunk limit is reached ({self.total_chunks:,} per upload)"
-        if self.user_chunks and self.user_used + chunks_before + chunks > self.user_chunks:
-            return f"your upload quota is reached ({self.user_chunks:,} chunks per user)"
-        return None
 
 
 @dataclass
@@ -154,32 +106,45 @@ def ingest_paths(
     load: Loader = load_file,
     caps: UploadCaps | None = None,
 ) -> IngestReport:
+    """``ingest_job`` of the job made of these files (the CLI, the bootstrap, evaluations)."""
+    job = IngestJob.build(paths, chunker, caps=caps)
+    return ingest_job(kb, job, progress=progress, load=load)
+
+
+def ingest_job(
+    kb: WritableKB,
+    job: IngestJob,
+    *,
+    progress: Progress = _no_progress,
+    load: Loader = load_file,
+) -> IngestReport:
     """Each file succeeds or fails on its own (``report.errors``); the good ones are saved
     together at the end. ``progress`` is called between files and between embedding blocks:
     raising there (``IngestCancelled``) stops the call with nothing saved. ``load`` parses one
-    file (``ingest.sandbox.ParseWorker.load`` bounds it in time and memory)."""
+    file (``ingest.sandbox.ParseWorker.load`` bounds it in time and memory). A file's hash is
+    the one the job carries."""
     start = time.perf_counter()
     report = IngestReport()
-    caps = caps or UploadCaps()
-    files = iter_files([Path(p) for p in paths])
+    files = job.files
     report.files = len(files)
     plans: list[_FilePlan] = []
     seen: set[str] = set()  # documents planned by an earlier file of this call
-    totals = [0, 0]  # characters, chunks planned so far
-    for i, path in enumerate(files):
+    meter = job.caps.meter()
+    for i, file in enumerate(files):
         progress("read", i, len(files))
-        try:
-            key, sha = _digest(path)
-        except OSError as exc:
-            report.errors.append(IngestError(str(path), f"cannot read: {exc.strerror or exc}"))
+        path, key, sha = file.path, file.key, file.sha
+        if sha is None:
+            report.errors.append(IngestError(str(path), f"cannot read: {file.error}"))
             continue
-        previous = kb.store.file_sha(key)
+        previous = kb.catalogue.file_sha(key)
         if previous == sha:
             report.unchanged_files += 1
             continue
         try:
-            plan = _plan_file(kb, path, key, sha, previous is not None, chunker, load, seen)
-            _check_caps(str(path), plan, caps, totals)
+            plan = _plan_file(kb, path, key, sha, previous is not None, job.chunker, load, seen)
+            reason = meter.admit(plan.chars, plan.children)
+            if reason is not None:  # over a per-file cap, or over a per-upload one
+                raise IngestError(str(path), reason)
         except IngestError as exc:
             report.errors.append(exc)
             log.warning("skipped %s", exc)
@@ -221,7 +186,7 @@ def ingest_paths(
     crashpoint("ingest.documents")
     when = now_iso()
     for plan in plans:
-        kb.store.record_file(plan.key, plan.sha, when)
+        kb.catalogue.record_file(plan.key, plan.sha, when)
     kb.save()
     report.seconds = time.perf_counter() - start
     return report
@@ -242,7 +207,7 @@ def _plan_file(
     is about to be removed): then it is added again."""
     docs = load(path)
     leaving = set(_old_version_docs(kb, key)) if replaces else set()
-    known = kb.store.known_documents(d.doc_id for d in docs) - leaving
+    known = kb.catalogue.known_documents(d.doc_id for d in docs) - leaving
     plan = _FilePlan(key, sha, replaces, [], [], 0, 0, 0, [])
     mine: set[str] = set()
     for doc in docs:
@@ -278,23 +243,14 @@ def _plan_file(
     return plan
 
 
-def _check_caps(source: str, plan: _FilePlan, caps: UploadCaps, totals: list[int]) -> None:
-    """Raises ``IngestError`` when this file is over a per-file cap, or would take the call
-    over a per-upload one (then later, smaller files may still fit); else counts it."""
-    chars, chunks = plan.chars, plan.children
-    reason = caps.refusal(chars, chunks, totals[0], totals[1])
-    if reason is not None:
-        raise IngestError(source, reason)
-    totals[0] += chars
-    totals[1] += chunks
-
-
 def _old_version_docs(kb: WritableKB, key: str) -> list[str]:
     """The documents only the old version of file ``key`` keeps alive (another recorded file
     with the old bytes keeps a document alive)."""
-    store = kb.store
+    catalogue = kb.catalogue
     return [
-        d for d in store.docs_of_file(key) if not [p for p in store.paths_with_sha(d) if p != key]
+        d
+        for d in catalogue.docs_of_file(key)
+        if not [p for p in catalogue.paths_with_sha(d) if p != key]
     ]
 
 
@@ -302,12 +258,12 @@ def _forget_old_version(kb: WritableKB, key: str, kept: dict[str, str]) -> int:
     """Removes the documents of file ``key``'s old version, but those that another file of
     this call holds too (``kept``: document → that file); returns how many were deleted."""
     removed = 0
-    for doc_id in kb.store.docs_of_file(key):
-        copies = [p for p in kb.store.paths_with_sha(doc_id) if p != key]
+    for doc_id in kb.catalogue.docs_of_file(key):
+        copies = [p for p in kb.catalogue.paths_with_sha(doc_id) if p != key]
         if not copies and kept.get(doc_id, key) != key:
             copies = [kept[doc_id]]
         if copies:
-            kb.store.set_document_file(doc_id, copies[0])
+            kb.catalogue.set_document_file(doc_id, copies[0])
             continue
         kb.delete_document(doc_id, save=False)
         removed += 1
@@ -330,9 +286,9 @@ def remove_paths(kb: WritableKB, targets: Sequence[str]) -> int:
     """Deletes documents by doc id, or every document of an ingested file path."""
     removed = 0
     for target in targets:
-        key = None if kb.store.has_document(target) else file_key(Path(target))
-        doc_ids = [target] if key is None else kb.store.docs_of_file(key)
-        if key is not None and not doc_ids and kb.store.file_sha(key) is None:
+        key = None if kb.catalogue.has_document(target) else file_key(Path(target))
+        doc_ids = [target] if key is None else kb.catalogue.docs_of_file(key)
+        if key is not None and not doc_ids and kb.catalogue.file_sha(key) is None:
             raise DocumentNotFound(
                 f"{target!r} is neither a document id nor an ingested file "
                 f"of knowledge base {kb.name!r}"
@@ -341,7 +297,7 @@ def remove_paths(kb: WritableKB, targets: Sequence[str]) -> int:
             kb.delete_document(doc_id, save=False)
             removed += 1
         if key is not None:
-            kb.store.forget_file(key)
+            kb.catalogue.forget_file(key)
     kb.save()
     return removed
 
@@ -351,7 +307,7 @@ def prune_missing(kb: WritableKB, under: Sequence[Path]) -> int:
     roots = [str(Path(p).resolve()) for p in under]
     gone = [
         p
-        for p, _ in kb.store.files()
+        for p, _ in kb.catalogue.files()
         if any(p.startswith(r) for r in roots) and not Path(p).exists()
     ]
     return remove_paths(kb, gone) if gone else 0

@@ -2,7 +2,7 @@
 
 An upload ingested in the server process shared its CPU, its GIL and its one embedder with
 every query: a 100k-cue transcript made ``/query`` on another knowledge base take ~1 min.
-``ProcessIngester`` runs ``ingest_paths`` in a fresh child process (``python -m
+``ProcessIngester`` runs ``ingest_job`` in a fresh child process (``python -m
 ragchat.ingestion.child``) with its own embedder, at the lowest CPU priority (nice 19,
 ``SCHED_IDLE`` where Linux allows it) and one thread: parsing, chunking and embedding use only
 CPU the server leaves idle, and the server's embedder stays free for readers.
@@ -10,8 +10,9 @@ CPU the server leaves idle, and the server's embedder stays free for readers.
 A job is a ``session``. Entering it, the child parses, chunks and embeds the files (all but
 those whose bytes the knowledge base already holds) while the caller holds no lock. Then the
 caller takes the knowledge base's writer lock and calls ``ingest(target)``: the child runs
-``ingest_paths`` with those vectors at hand, on a stand-in whose every read and write of the
-knowledge base is a call the parent answers on ``target`` — the commit happens where it always
+``ingest_job`` with those vectors at hand, on a stand-in whose every read and write of the
+knowledge base is a typed message (``wire.py``) the parent answers on ``target`` through one
+``dispatch`` — the commit happens where it always
 did, through the same API, on any vector store backend. So the lock is held for a re-parse
 and the save, not for the minutes of embedding: another upload to the same knowledge base is
 not held behind a big one.
@@ -23,8 +24,6 @@ interface and runs everything in the calling thread (``api.ingest_runner = "thre
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import logging
 import os
 import pickle
@@ -33,87 +32,85 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any, Protocol
 
 from ragchat import errors
 from ragchat.embed.base import Embedder
 from ragchat.errors import IngestCancelled
-from ragchat.ingest.chunking import Chunker
 from ragchat.ingest.pipeline import load_file
-from ragchat.ingest.sandbox import ParseLimits
-from ragchat.ingestion.ingest import (
-    IngestReport,
-    Loader,
-    Progress,
-    UploadCaps,
-    file_key,
-    ingest_paths,
+from ragchat.ingestion.ingest import IngestReport, Loader, Progress, ingest_job
+from ragchat.ingestion.job import IngestJob
+from ragchat.ingestion.wire import (
+    CALLS,
+    AddChunks,
+    AddDocumentRow,
+    Call,
+    ChildSpec,
+    DeleteDocument,
+    DocsOfFile,
+    Done,
+    Failed,
+    FileSha,
+    Go,
+    IngestWorkerError,
+    KnownDocuments,
+    PathsWithSha,
+    RecordFile,
+    Refused,
+    Reply,
+    Save,
+    SetDocumentFile,
+    Start,
+    UnknownMessage,
+    Warm,
+    report_from_wire,
 )
-from ragchat.ingestion.wire import ChildJob, ChildSpec, IngestWorkerError, report_from_wire
+from ragchat.ingestion.wire import Progress as ProgressMessage
 from ragchat.settings import Settings
 from ragchat.vectorstores.base import WritableKB
 
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.5
-Ingest = Callable[[WritableKB], IngestReport]  # ingest the session's files into a target
-CurrentSha = Callable[[str], "str | None"]  # file key -> sha256 the knowledge base holds
+Ingest = Callable[[WritableKB], IngestReport]  # ingest the session's job into a target
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
-@dataclasses.dataclass(frozen=True)
-class JobInput:
-    """What one ingestion job is given besides its files: ``load`` parses a file in this
-    process (a ``ParseWorker``'s, bounded), ``parse_limits`` bound a child's own parser;
-    ``current_sha`` says what the knowledge base already holds (nothing is embedded ahead for
-    an unchanged file); ``cancel`` set stops the job (``IngestCancelled``)."""
-
-    caps: UploadCaps | None = None
-    load: Loader | None = None
-    parse_limits: ParseLimits | None = None
-    current_sha: CurrentSha | None = None
-    cancel: threading.Event | None = None
-
-
 class Ingester(Protocol):
     def session(
         self,
-        paths: Sequence[Path],
-        chunker: Chunker,
+        job: IngestJob,
         *,
         progress: Progress | None = None,
-        job: JobInput = JobInput(),
-    ) -> AbstractContextManager[Ingest]: ...
+        load: Loader | None = None,
+        cancel: threading.Event | None = None,
+    ) -> AbstractContextManager[Ingest]:
+        """``load`` parses a file in this process (a ``ParseWorker``'s, bounded; a child uses
+        its own, bounded by ``job.parse_limits``); ``cancel`` set stops the job
+        (``IngestCancelled``)."""
+        ...
 
 
 class InProcessIngester:
-    """``ingest_paths`` in the calling thread, all of it under the caller's lock."""
+    """``ingest_job`` in the calling thread, all of it under the caller's lock."""
 
     @contextmanager
     def session(
         self,
-        paths: Sequence[Path],
-        chunker: Chunker,
+        job: IngestJob,
         *,
         progress: Progress | None = None,
-        job: JobInput = JobInput(),
+        load: Loader | None = None,
+        cancel: threading.Event | None = None,
     ) -> Iterator[Ingest]:
         def ingest(kb: WritableKB) -> IngestReport:
-            return ingest_paths(
-                kb,
-                paths,
-                chunker,
-                progress=progress or _no_progress,
-                load=job.load or load_file,
-                caps=job.caps,
-            )
+            return ingest_job(kb, job, progress=progress or _no_progress, load=load or load_file)
 
         yield ingest
 
@@ -146,24 +143,23 @@ class ProcessIngester:
     @contextmanager
     def session(
         self,
-        paths: Sequence[Path],
-        chunker: Chunker,
+        job: IngestJob,
         *,
         progress: Progress | None = None,
-        job: JobInput = JobInput(),
+        load: Loader | None = None,
+        cancel: threading.Event | None = None,
     ) -> Iterator[Ingest]:
-        files = [Path(p) for p in paths]
-        skip = _unchanged(files, job.current_sha) if job.current_sha is not None else set()
         proc, parent = _start_child()
-        log.info("ingestion worker pid %s started for %d file(s)", proc.pid, len(files))
+        log.info("ingestion worker pid %s started for %d file(s)", proc.pid, len(job.files))
         try:
-            parent.send((self._spec, ChildJob(files, chunker, skip, job.caps, job.parse_limits)))
-            _serve(parent, proc, None, progress, job.cancel, until="warm")
+            parent.send(Start(self._spec, job))
+            _serve(parent, proc, None, progress, cancel, until=Warm)
 
             def ingest(kb: WritableKB) -> IngestReport:
-                parent.send(("go", {"name": kb.name}))  # plain attributes ingest may read
-                wire = _serve(parent, proc, kb, progress, job.cancel, until="done")
-                return report_from_wire(wire)
+                parent.send(Go(kb.name))
+                done = _serve(parent, proc, kb, progress, cancel, until=Done)
+                assert isinstance(done, Done)
+                return report_from_wire(done.report)
 
             yield ingest
         finally:
@@ -182,20 +178,6 @@ def _without_secrets(settings: Settings) -> Settings:
             "database_url": None,
         }
     )
-
-
-def _unchanged(files: Sequence[Path], current_sha: CurrentSha) -> set[str]:
-    """Keys of the files whose bytes the knowledge base already holds: not worth embedding
-    ahead (the ingest under the lock will find them unchanged)."""
-    out = set()
-    for path in files:
-        try:
-            key, sha = file_key(path), hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            continue
-        if current_sha(key) == sha:
-            out.add(key)
-    return out
 
 
 def _start_child() -> tuple[subprocess.Popen[bytes], Connection]:
@@ -236,11 +218,11 @@ def _serve(
     progress: Progress | None,
     cancel: threading.Event | None,
     *,
-    until: str,
-) -> Any:
-    """Answers the child's calls on ``kb`` until it sends ``until``; returns that message's
-    payload. Raises if the child fails or dies first, ``IngestCancelled`` once ``cancel`` is
-    set (within ``_POLL_S``)."""
+    until: type[Warm] | type[Done],
+) -> object:
+    """Answers the child's calls on ``kb`` until it sends an ``until``, which it returns.
+    Raises if the child fails or dies first, ``IngestCancelled`` once ``cancel`` is set
+    (within ``_POLL_S``)."""
     while True:
         if cancel is not None and cancel.is_set():
             raise IngestCancelled("the server is shutting down")
@@ -254,18 +236,19 @@ def _serve(
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(5)
             raise _died(proc) from None
-        kind = msg[0]
-        if kind == until:
-            return msg[1] if len(msg) > 1 else None
-        if kind == "progress":
+        if isinstance(msg, until):
+            return msg
+        if isinstance(msg, ProgressMessage):
             if progress is not None:
-                progress(*msg[1:])  # may raise (a cancelled job): the child is killed
-        elif kind == "call" and kb is not None:
-            conn.send(_answer(kb, *msg[1:]))
-        elif kind == "failed":
-            raise IngestWorkerError(msg[1])
+                progress(msg.stage, msg.done, msg.total)  # may raise: the child is killed
+        elif isinstance(msg, CALLS) and kb is not None:
+            conn.send(_answer(kb, msg))
+        elif isinstance(msg, Failed):
+            raise IngestWorkerError(msg.message)
         else:  # a bug, not an input: say what arrived
-            raise IngestWorkerError(f"unexpected message from the ingestion worker: {kind!r}")
+            raise UnknownMessage(
+                f"unexpected message from the ingestion worker: {type(msg).__name__}"
+            )
 
 
 def _died(proc: subprocess.Popen[bytes]) -> IngestWorkerError:
@@ -278,19 +261,43 @@ def _died(proc: subprocess.Popen[bytes]) -> IngestWorkerError:
     )
 
 
-def _answer(kb: WritableKB, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """("ok", result) or ("error", message) of ``kb.<name>(*args, **kwargs)``."""
-    obj: Any = kb
-    parts = name.split(".")
-    if any(p.startswith("_") for p in parts):
-        return ("error", f"refused call {name!r}")
+def dispatch(kb: WritableKB, call: Call) -> Any:
+    """Does one of the child's reads or writes on ``kb``: the one place a message becomes a
+    call of the knowledge base. Anything outside ``wire.Call`` is ``UnknownMessage``."""
+    match call:
+        case FileSha(path):
+            return kb.catalogue.file_sha(path)
+        case KnownDocuments(doc_ids):
+            return kb.catalogue.known_documents(doc_ids)
+        case DocsOfFile(path):
+            return kb.catalogue.docs_of_file(path)
+        case PathsWithSha(sha):
+            return kb.catalogue.paths_with_sha(sha)
+        case SetDocumentFile(doc_id, path):
+            return kb.catalogue.set_document_file(doc_id, path)
+        case RecordFile(path, sha, when):
+            return kb.catalogue.record_file(path, sha, when)
+        case AddChunks(chunks, vectors, save):
+            return kb.add_chunks(chunks, vectors=vectors, save=save)
+        case AddDocumentRow(row):
+            return kb.add_document_row(row)
+        case DeleteDocument(doc_id, save):
+            return kb.delete_document(doc_id, save=save)
+        case Save():
+            return kb.save()
+        case _:
+            raise UnknownMessage(
+                f"unknown message from the ingestion worker: {type(call).__name__}"
+            )
+
+
+def _answer(kb: WritableKB, call: Call) -> Reply | Refused:
+    """``Reply`` with the result of ``call`` on ``kb``, or ``Refused`` with why it failed."""
     try:
-        for part in parts:
-            obj = getattr(obj, part)
-        return ("ok", obj(*args, **kwargs))
-    except Exception as exc:  # the child raises it in ingest_paths, which fails the job
-        log.exception("ingestion call %s failed", name)
-        return ("error", f"{type(exc).__name__}: {exc}")
+        return Reply(dispatch(kb, call))
+    except Exception as exc:  # the child raises it in ingest_job, which fails the job
+        log.exception("ingestion call %s failed", type(call).__name__)
+        return Refused(f"{type(exc).__name__}: {exc}")
 
 
 def build_ingester(settings: Settings, embedder: Embedder) -> Ingester:

@@ -102,7 +102,10 @@ class KBRetriever:
         *,
         top_k: int | None = None,
         filters: Mapping[str, Any] | None = None,
+        query_vector: Vector | None = None,
     ) -> RetrievalResult:
+        """``query_vector``: ``query`` already embedded by this knowledge base's embedding
+        model (a chat turn embeds its message once, ``Turn.embedding``)."""
         start = time.perf_counter()
         if not query.strip():
             raise RetrievalError("the query is empty")
@@ -114,7 +117,9 @@ class KBRetriever:
         result = RetrievalResult(query=query, hits=[], mode=cfg.mode, timings=timings)
 
         with time_step(timings, "embed"):  # also needed in bm25 mode: the gate is a cosine
-            query_vec = self.kb.embedder.embed_query(query)
+            query_vec = (
+                self.kb.embedder.embed_query(query) if query_vector is None else query_vector
+            )
         hits = search_candidates(self.kb, cfg, query, query_vec, filters, timings)
         if cfg.prf_docs > 0 and cfg.mode != "bm25" and hits:
             with time_step(timings, "prf"):

@@ -192,10 +192,10 @@ class DocumentAccess:
         if cached is not None and cached[0] == version:
             return cached[1]
         by_sha: defaultdict[str, list[str]] = defaultdict(list)
-        for path, sha in base.store.files():
+        for path, sha in base.catalogue.files():
             by_sha[sha].append(path)
         views = []
-        for row in base.store.documents():
+        for row in base.catalogue.documents():
             sources = dict.fromkeys(([row.file_path] if row.file_path else []) + by_sha[row.doc_id])
             each = tuple(self.owner_of_path(kb, p) for p in sources)
             owners = frozenset(each) or frozenset({None})

@@ -148,9 +148,9 @@ def _copy(
     by_doc: dict[str, list[Chunk]] = {}
     for chunk in parents + children:
         by_doc.setdefault(chunk.doc_id, []).append(chunk)
-    rows = source.store.documents()
-    files = dict(source.store.files())
-    done = target.store.known_documents(r.doc_id for r in rows)
+    rows = source.catalogue.documents()
+    files = dict(source.catalogue.files())
+    done = target.catalogue.known_documents(r.doc_id for r in rows)
     total = len(children)
     copied = 0
     batch: list[DocumentRow] = []
@@ -168,8 +168,8 @@ def _copy(
     if batch:
         copied += _write(source, target, batch, by_doc, files, report, save_batches)
     for path, sha in files.items():  # files whose documents were all duplicates elsewhere
-        if target.store.file_sha(path) != sha:
-            target.store.record_file(path, sha, "migrated")
+        if target.catalogue.file_sha(path) != sha:
+            target.catalogue.record_file(path, sha, "migrated")
     progress("copy", total, total)
     crashpoint("migrate.copied")  # every batch saved, the target still marked as migrating
     if isinstance(target, PinsAvgdl):
@@ -188,8 +188,8 @@ def _copy(
         progress("index", 1, 1)
     report.children = target.child_count()
     report.parents = len(target.parents())
-    report.documents = len(target.store.documents())
-    report.files = len(target.store.files())
+    report.documents = len(target.catalogue.documents())
+    report.files = len(target.catalogue.files())
     expected = (source.child_count(), len(parents), len(rows))
     if (report.children, report.parents, report.documents) != expected:
         raise IndexStateError(
@@ -224,7 +224,7 @@ def _write(
     for row in rows:
         target.add_document_row(row)
         if row.file_path and row.file_path in files:
-            target.store.record_file(row.file_path, files[row.file_path], row.added_at)
+            target.catalogue.record_file(row.file_path, files[row.file_path], row.added_at)
     crashpoint("migrate.rows_written")
     if save:
         target.save()

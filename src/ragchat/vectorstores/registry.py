@@ -52,7 +52,9 @@ class KnowledgeBaseRegistry:
         self.settings = settings
         # what a knowledge base created here is chunked with: the settings' when given
         self.chunking = settings.chunking.model_dump() if settings else dict(chunking or {})
-        self.store = stores.vector_store(settings) if settings else stores.EmbeddedStore(root)
+        self.vector_store = (
+            stores.vector_store(settings) if settings else stores.EmbeddedStore(root)
+        )
         self._live: dict[str, WritableKB] = {}
         self._lock = threading.RLock()  # guards _live; held by every read and by the swap
         self._writers: dict[str, threading.Lock] = {}
@@ -63,14 +65,14 @@ class KnowledgeBaseRegistry:
     def remote(self) -> bool:
         """True when the store is shared (Qdrant, pgvector): any instance reads the current
         state."""
-        return self.store.shared
+        return self.vector_store.shared
 
     def _open(
         self, name: str, *, create: bool = False, lock: WriteLock | None = None
     ) -> WritableKB:
-        if create and name not in self.store.names():
-            return self.store.create(name, self.embedder, chunking=self.chunking, lock=lock)
-        return self.store.open(name, self.embedder, lock=lock)
+        if create and name not in self.vector_store.names():
+            return self.vector_store.create(name, self.embedder, chunking=self.chunking, lock=lock)
+        return self.vector_store.open(name, self.embedder, lock=lock)
 
     def open(self, name: str) -> SearchableKB:
         """The engine's ``kb_opener``: a proxy that always reads the current instance (a
@@ -126,10 +128,10 @@ class KnowledgeBaseRegistry:
         log.info("knowledge base %s changed in another process: reopened", name)
 
     def names(self) -> list[str]:
-        return self.store.names()
+        return self.vector_store.names()
 
     def describe(self, name: str) -> stores.KBInfo:
-        return self.store.describe(name)
+        return self.vector_store.describe(name)
 
     def problems(self, name: str) -> list[str]:
         """Why the knowledge base on disk cannot be opened ([] when it can), from a quick
@@ -137,7 +139,7 @@ class KnowledgeBaseRegistry:
         if self.remote:
             return []
         try:
-            return self.store.check(name, deep=False).problems
+            return self.vector_store.check(name, deep=False).problems
         except Exception as exc:  # never let the probe fail /health itself
             log.warning("health: checking knowledge base %s failed: %s", name, exc)
             return [f"check failed ({type(exc).__name__})"]
@@ -152,14 +154,14 @@ class KnowledgeBaseRegistry:
 
     # -- writing -----------------------------------------------------------------------------
     def _delete(self, name: str) -> None:
-        self.store.delete(name)
+        self.vector_store.delete(name)
 
     def _writer_lock(self, name: str) -> threading.Lock:
         with self._lock:
             return self._writers.setdefault(name, threading.Lock())
 
     def _write_lock(self, name: str) -> WriteLock:
-        return self.store.write_lock(name)
+        return self.vector_store.write_lock(name)
 
     @contextmanager
     def writing(

@@ -7,6 +7,7 @@ import asyncio
 import threading
 from typing import Any
 
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.vectorstores.embedded.kb import KnowledgeBase
 
@@ -25,10 +26,12 @@ def test_a_turn_searching_does_not_hold_the_event_loop(
 
     async def both() -> Any:
         turn = engine.run_turn(
-            conversation=ConversationState("c1"),
-            message="What are the side effects of ibuprofen?",
-            user_id="u1",
-            options=TurnOptions(agent="medical"),
+            TurnRequest(
+                "What are the side effects of ibuprofen?",
+                user_id="u1",
+                conversation=ConversationState("c1"),
+                options=TurnOptions(agent="medical"),
+            )
         )
         result, _ = await asyncio.gather(turn, other_work())
         return result

@@ -13,6 +13,7 @@ import pytest
 from ragchat.agents.config import AppConfig, KnowledgeBaseConfig
 from ragchat.agents.events import TokenEvent
 from ragchat.agents.rag import prompts
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import TurnOptions
 from ragchat.embed.base import Embedder
 from ragchat.ingest.chunking import Chunker
@@ -138,10 +139,12 @@ def test_the_streamed_tokens_never_carry_the_canary(
     async def tokens() -> str:
         out = []
         async for event in chat.engine.stream_turn(
-            conversation=chat.conversation,
-            message=QUESTION,
-            user_id="u1",
-            options=TurnOptions(agent="tutor"),
+            TurnRequest(
+                QUESTION,
+                user_id="u1",
+                conversation=chat.conversation,
+                options=TurnOptions(agent="tutor"),
+            )
         ):
             if isinstance(event, TokenEvent):
                 out.append(event.text)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from ragchat.agents.request import TurnRequest
 from ragchat.api import create_app
 from ragchat.api.services.chat import ChatService
 from ragchat.api.services.leases import renew
@@ -37,7 +38,7 @@ def test_a_reply_being_answered_is_renewed_until_it_settles(tmp_path: Path) -> N
     store = build_store(settings)
     store.ensure_user("ann")
     chat = ChatService(settings, store, FakeEngine())
-    turn = chat._prepare("ann", None, "hello there", None, False, False)
+    turn = chat._prepare(TurnRequest("hello there", user_id="ann"), False, False)
     assert chat.in_flight() == [turn.reply_message.id]
     assert renew(_NoJobs(), store, chat) == 1  # type: ignore[arg-type]
 

@@ -46,7 +46,7 @@ def _add(kb: KnowledgeBase, doc_id: str, *, save: bool = True) -> None:
     kb.add_document_row(
         DocumentRow(doc_id, f"{doc_id}.md", "markdown", doc_id, f"/f/{doc_id}.md", 2, 1, {}, "t")
     )
-    kb.store.record_file(f"/f/{doc_id}.md", f"sha-{doc_id}", "t")
+    kb.catalogue.record_file(f"/f/{doc_id}.md", f"sha-{doc_id}", "t")
     if save:
         kb.save()
 
@@ -56,7 +56,7 @@ def _open(root: Path) -> KnowledgeBase:
 
 
 def _counts(kb: KnowledgeBase) -> tuple[int, int, int, int]:
-    return (kb.child_count(), len(kb.bm25), len(kb.store.documents()), kb.manifest.children)
+    return (kb.child_count(), len(kb.bm25), len(kb.catalogue.documents()), kb.manifest.children)
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_a_reader_keeps_its_snapshot_across_commits(root: Path) -> None:
     _add(writer, "c")  # three commits: the reader's generation folder is gone by now
     assert [h[0] for h in reader.bm25_search("ibuprofen", 5)] == ["a_c0", "a_c1"]
     assert [c.chunk_id for c in reader.get_chunks(["a_c0", "a_P"])] == ["a_c0", "a_P"]
-    assert reader.store.has_document("a") and not reader.store.has_document("b")
+    assert reader.catalogue.has_document("a") and not reader.catalogue.has_document("b")
     assert _counts(reader) == (2, 2, 1, 2)
     assert reader.stale() and not writer.stale()
     fresh = _open(root)
@@ -127,7 +127,7 @@ def test_a_second_writer_that_opened_an_older_state_is_refused(root: Path) -> No
 def test_unchanged_indexes_are_shared_with_the_previous_generation(root: Path) -> None:
     kb = _open(root)
     before = kb.generation
-    kb.store.record_file("/f/extra.md", "sha-x", "t")  # a catalogue-only write
+    kb.catalogue.record_file("/f/extra.md", "sha-x", "t")  # a catalogue-only write
     kb.save()
     assert before is not None and kb.generation is not None
     old, new = before.dir / "dense_vectors.npy", kb.generation.dir / "dense_vectors.npy"
@@ -282,7 +282,7 @@ def test_an_hnsw_knowledge_base_commits_and_shares_its_graph(tmp_path: Path) -> 
     kb = KnowledgeBase.create(tmp_path, "demo", HashingEmbedder(), dense_backend="hnsw")
     _add(kb, "a")
     _add(kb, "b")
-    kb.store.record_file("/f/extra.md", "sha-x", "t")  # the graph is linked, not rewritten
+    kb.catalogue.record_file("/f/extra.md", "sha-x", "t")  # the graph is linked, not rewritten
     kb.save()
     kb.close()
     again = _open(tmp_path)

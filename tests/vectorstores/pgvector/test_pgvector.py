@@ -91,7 +91,7 @@ def test_an_ingestion_killed_before_its_commit_leaves_nothing(
     kb.close()
     assert ingest(settings, second) == 0  # the re-run is clean: the file was never recorded
     kb = stores.open_kb(settings, "notes", reader)
-    assert kb.bm25_search("neutrino", 5) and len(kb.store.files()) == 2
+    assert kb.bm25_search("neutrino", 5) and len(kb.catalogue.files()) == 2
     kb.close()
 
 

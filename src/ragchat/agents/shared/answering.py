@@ -118,7 +118,11 @@ def _search_one(
     filters: dict[str, Any] = dict(knowledge.visibility(agent, kb, turn.user_id))
     if agent.textbook_modes and options.chapter:
         filters["chapter"] = options.chapter
-    result = retriever.retrieve(query, top_k=options.top_k, filters=filters or None)
+    # The turn's message is embedded once (``Turn.embedding``); a rewritten query is not it.
+    vector = turn.embedding(retriever.kb.embedder) if query == turn.message else None
+    result = retriever.retrieve(
+        query, top_k=options.top_k, filters=filters or None, query_vector=vector
+    )
     return knowledge.as_seen_by(agent, kb, turn.user_id, result)
 
 

@@ -20,6 +20,7 @@ from ragchat.agents.supervisor import prompts
 from ragchat.agents.supervisor.routing import agents_list, should_reassign, split_switch
 from ragchat.agents.supervisor.state import SAFETY_AGENT, SUPERVISOR_AGENT, SupervisorState
 from ragchat.agents.supervisor.steps import AgentRouter, Router, RouteRequest
+from ragchat.agents.turn_vectors import lending
 from ragchat.agents.types import Turn, TurnResult
 from ragchat.agents.wiring import AgentWiring
 from ragchat.errors import ConfigError, LLMOutputError
@@ -60,7 +61,8 @@ class SupervisorNodes:
             return {"safety": SafetyCheck(checked=False)}
         turn = state.turn
         history = [(m.role, m.content) for m in turn.history if m.role in ("user", "assistant")]
-        verdict = await guard.classify(turn.message, history)
+        with lending(turn):  # an embedding classifier reuses the turn's message vector
+            verdict = await guard.classify(turn.message, history)
         verdict = after_crisis(verdict, turn.message, turn.crisis_flagged)
         check = SafetyCheck(
             checked=True,
@@ -104,7 +106,7 @@ class SupervisorNodes:
         if turn.options.kbs:
             return self._route_kb(turn, current), message
         if current is None:
-            return await self.first_route.run(RouteRequest(message, turn.history)), message
+            return await self.first_route.run(RouteRequest(message, turn.history, turn)), message
         remainder = split_switch(message, self.sup.switch_phrases)
         if remainder == "":
             ask = Routing(SUPERVISOR_AGENT, "switch phrase, no topic", 1.0, True, "switch")
@@ -113,7 +115,7 @@ class SupervisorNodes:
             routing = await self.first_route.run(RouteRequest(remainder))
             moved = routing.agent != current
             return replace(routing, reassigned=moved, switch_phrase=True), remainder
-        decision = self.router.route(message, turn.history)
+        decision = self.router.route(message, turn.history, turn)
         scores = dict(decision.scores)
         if should_reassign(
             decision.agent,
@@ -154,7 +156,7 @@ class SupervisorNodes:
         if len(candidates) == 1:
             reasoning = "the agent for the conversation's knowledge bases"
             return Routing(candidates[0], reasoning, 1.0, current is not None, "knowledge_base")
-        decision = self.kb_router.route(turn.message, turn.history)
+        decision = self.kb_router.route(turn.message, turn.history, turn)
         return Routing(
             decision.agent,
             decision.reasoning,

@@ -18,6 +18,8 @@ from ragchat.agents.shared.steps import Step, choose
 from ragchat.agents.supervisor import prompts
 from ragchat.agents.supervisor.routing import agents_list
 from ragchat.agents.supervisor.state import RouteChoice
+from ragchat.agents.turn_vectors import lending, turn_vectors
+from ragchat.agents.types import Turn
 from ragchat.agents.wiring import AgentWiring
 from ragchat.embed.base import Embedder
 from ragchat.errors import LLMError, LLMOutputError
@@ -29,6 +31,7 @@ from ragchat.types import HistoryMessage
 class RouteRequest:
     message: str
     history: tuple[HistoryMessage, ...] = ()
+    turn: Turn | None = None  # whose ``embedding`` of ``message`` the router reuses
 
 
 @dataclass(frozen=True)
@@ -61,11 +64,16 @@ class AgentRouter:
     def router(self) -> EmbeddingRouter:
         with self._lock:
             if self._router is None:
-                self._router = EmbeddingRouter(self.embedder, self.cards)
+                self._router = EmbeddingRouter(turn_vectors(self.embedder), self.cards)
             return self._router
 
-    def route(self, message: str, history: tuple[HistoryMessage, ...] = ()) -> RouteDecision:
-        return self.router.route(message, history)
+    def route(
+        self, message: str, history: tuple[HistoryMessage, ...] = (), turn: Turn | None = None
+    ) -> RouteDecision:
+        """``turn``: the message's vector is the turn's (``Turn.embedding``)."""
+        router = self.router
+        with lending(turn):
+            return router.route(message, history)
 
 
 class ModelRouter:
@@ -101,7 +109,7 @@ class EmbeddingRouting:
         self.supervisor = supervisor
 
     async def run(self, request: RouteRequest) -> Routing:
-        decision = self.router.route(request.message, request.history)
+        decision = self.router.route(request.message, request.history, request.turn)
         low = decision.confidence < self.supervisor.min_confidence
         agent = self.supervisor.default_agent if low and self.supervisor.default_agent else None
         return Routing(

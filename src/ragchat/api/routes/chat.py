@@ -12,6 +12,8 @@ from typing import Any
 from fastapi import APIRouter, BackgroundTasks, status
 from starlette.background import BackgroundTask
 
+from ragchat.agents.request import TurnRequest
+from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.deps import CurrentUser, LimitedUser, State
 from ragchat.api.schemas import (
     ERRORS,
@@ -70,26 +72,30 @@ def chat_response(outcome: TurnOutcome, session_id: str, agent: str) -> ChatResp
     )
 
 
+def turn_request(
+    user_id: str, conversation_id: str | None, message: str, agent: str | None
+) -> TurnRequest:
+    """A turn as a client asks it: the conversation by id (none: start one), the clients'
+    agent name."""
+    return TurnRequest(
+        message=message,
+        user_id=user_id,
+        conversation=ConversationState(conversation_id or ""),
+        options=TurnOptions(agent=agent),
+    )
+
+
 async def answer_json(
     state: AppState,
     background: BackgroundTasks,
-    user_id: str,
-    conversation_id: str | None,
-    message: str,
-    agent: str | None,
+    request: TurnRequest,
     *,
     by_session_id: bool = False,
     anonymous: bool = False,
     kb: list[str] | None = None,
 ) -> ChatResponse:
     turn = await state.chat.prepare(
-        user_id,
-        conversation_id,
-        message,
-        agent,
-        by_session_id=by_session_id,
-        anonymous=anonymous,
-        kb=kb,
+        request, by_session_id=by_session_id, anonymous=anonymous, kb=kb
     )
     outcome = await state.chat.run(turn)
     background.add_task(state.chat.auto_title, turn, outcome.result.reply)
@@ -98,10 +104,7 @@ async def answer_json(
 
 async def answer_stream(
     state: AppState,
-    user_id: str,
-    conversation_id: str | None,
-    message: str,
-    agent: str | None,
+    request: TurnRequest,
     *,
     by_session_id: bool = False,
     anonymous: bool = False,
@@ -111,13 +114,7 @@ async def answer_stream(
     state.streams.acquire()
     try:
         turn = await state.chat.prepare(
-            user_id,
-            conversation_id,
-            message,
-            agent,
-            by_session_id=by_session_id,
-            anonymous=anonymous,
-            kb=kb,
+            request, by_session_id=by_session_id, anonymous=anonymous, kb=kb
         )
     except BaseException:
         state.streams.release()
@@ -153,10 +150,7 @@ async def chat(
     return await answer_json(
         state,
         background,
-        me.user_id,
-        body.session_id,
-        body.message,
-        body.agent,
+        turn_request(me.user_id, body.session_id, body.message, body.agent),
         by_session_id=True,
         anonymous=me.via == "new",
         kb=kb_list(body.kb),
@@ -172,10 +166,7 @@ async def chat(
 async def chat_stream(body: ChatRequest, me: LimitedUser, state: State) -> EventStreamResponse:
     return await answer_stream(
         state,
-        me.user_id,
-        body.session_id,
-        body.message,
-        body.agent,
+        turn_request(me.user_id, body.session_id, body.message, body.agent),
         by_session_id=True,
         anonymous=me.via == "new",
         kb=kb_list(body.kb),

@@ -9,7 +9,7 @@ from fastapi import APIRouter, BackgroundTasks
 
 from ragchat.api.bounds import IdPath
 from ragchat.api.deps import LimitedUser, State
-from ragchat.api.routes.chat import SSE_DOC, answer_json, answer_stream
+from ragchat.api.routes.chat import SSE_DOC, answer_json, answer_stream, turn_request
 from ragchat.api.schemas import ERRORS
 from ragchat.api.schemas_compat import (
     QuestionAnswer,
@@ -59,9 +59,8 @@ async def conversation_query(
     background: BackgroundTasks,
 ) -> QuestionAnswer:
     """A turn in one of the caller's conversations (404 otherwise); ``question`` or ``query``."""
-    reply = await answer_json(
-        state, background, me.user_id, conversation_id, body.question, body.agent
-    )
+    request = turn_request(me.user_id, conversation_id, body.question, body.agent)
+    reply = await answer_json(state, background, request)
     return QuestionAnswer(
         **reply.model_dump(),
         answer=reply.message,
@@ -79,4 +78,5 @@ async def conversation_query(
 async def stream(body: QuestionTurn, me: LimitedUser, state: State) -> EventStreamResponse:
     """``/chat/stream`` with ``question``/``query``: in ``conversation_id`` (the caller's) when
     given, else in a new conversation named by the ``metadata`` event's ``session_id``."""
-    return await answer_stream(state, me.user_id, body.conversation_id, body.question, body.agent)
+    request = turn_request(me.user_id, body.conversation_id, body.question, body.agent)
+    return await answer_stream(state, request)

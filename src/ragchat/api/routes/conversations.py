@@ -21,7 +21,7 @@ from ragchat.api.services._sync import run_sync
 from ragchat.api.state import AppState
 from ragchat.store.rows import ConversationRow
 
-from .chat import SSE_DOC, answer_json, answer_stream
+from .chat import SSE_DOC, answer_json, answer_stream, turn_request
 
 router = APIRouter(prefix="/conversations", tags=["conversations"], responses=ERRORS)
 
@@ -131,10 +131,7 @@ async def post_message(
     stream: bool = Query(False),
 ) -> ChatResponse | Response:
     kb = kb_list(body.kb)
+    turn = turn_request(me.user_id, conversation_id, body.message, body.agent)
     if stream or "text/event-stream" in request.headers.get("accept", ""):
-        return await answer_stream(
-            state, me.user_id, conversation_id, body.message, body.agent, kb=kb
-        )
-    return await answer_json(
-        state, background, me.user_id, conversation_id, body.message, body.agent, kb=kb
-    )
+        return await answer_stream(state, turn, kb=kb)
+    return await answer_json(state, background, turn, kb=kb)

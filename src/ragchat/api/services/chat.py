@@ -15,14 +15,21 @@ import logging
 import threading
 import time
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from ragchat.agents.events import CitationsEvent, FinalEvent, MetadataEvent, TokenEvent
-from ragchat.agents.types import ConversationState, TurnOptions, TurnResult, UserProfile
+from ragchat.agents.request import TurnRequest
+from ragchat.agents.types import (
+    ConversationState,
+    InvalidMessage,
+    TurnResult,
+    UnknownAgent,
+    UserProfile,
+)
 from ragchat.api import context
 from ragchat.api.errors import ApiError, as_api_error
 from ragchat.crashpoints import crashpoint
@@ -52,15 +59,21 @@ def public_citation(citation: Citation) -> dict[str, Any]:
 
 @dataclass
 class PreparedTurn:
-    user_id: str
+    request: TurnRequest  # validated, with the conversation loaded: what the engine runs
     conversation: ConversationRow
-    state: ConversationState
-    message: str
-    options: TurnOptions
     user_message: MessageRow
     reply_message: MessageRow  # "streaming" until the turn settles
     first_exchange: bool
     session_id: str  # what the client named it: the conversation's id, or a session's id
+
+    @property
+    def user_id(self) -> str:
+        """Who the turn runs as (a session's owner, who may not be the caller)."""
+        return self.request.user_id
+
+    @property
+    def message(self) -> str:
+        return self.request.message
 
 
 @dataclass
@@ -98,17 +111,23 @@ class ChatService:
             self._in_flight.discard(turn.reply_message.id)
 
     # -- preparing a turn ----------------------------------------------------------------------
-    def check(self, message: str, agent: str | None) -> tuple[str, str | None]:
-        """Validation before anything is stored: the message text, the agent name (the
-        clients' name for it, or none: the default agent or the supervisor's routing)."""
-        text = message.strip()
-        if not text:
-            raise ApiError(400, "invalid_message", "The message is empty.")
-        forced = self.names.resolve(agent)
-        if forced is not None and forced not in self.engine.agents:
+    def validate(self, request: TurnRequest) -> TurnRequest:
+        """The engine's validation of the message and the agent (the clients' name for it, or
+        none: the default agent or the supervisor's routing), before anything is stored; its
+        errors in the words the API has always used (the clients' agent names)."""
+        given = request.options.agent
+        forced = self.names.resolve(given)
+        try:
+            return self.engine.validate(
+                replace(request, options=replace(request.options, agent=forced))
+            )
+        except InvalidMessage:
+            raise ApiError(400, "invalid_message", "The message is empty.") from None
+        except UnknownAgent:
             known = ", ".join(sorted(self.names.public(a) for a in self.engine.agents))
-            raise ApiError(400, "unknown_agent", f"Unknown agent {agent!r}; configured: {known}.")
-        return text, forced
+            raise ApiError(
+                400, "unknown_agent", f"Unknown agent {given!r}; configured: {known}."
+            ) from None
 
     def bound(self, user_id: str, names: list[str] | None) -> list[KnowledgeBaseView] | None:
         """The knowledge bases ``names`` (``kb`` of a request) as the caller may see them, in
@@ -144,15 +163,14 @@ class ChatService:
 
     def _prepare(
         self,
-        user_id: str,
-        conversation_id: str | None,
-        message: str,
-        agent: str | None,
+        request: TurnRequest,
         by_session_id: bool,
         anonymous: bool,
         kb: list[str] | None = None,
     ) -> PreparedTurn:
-        text, agent = self.check(message, agent)
+        request = self.validate(request)  # before anything is read or stored
+        user_id, text = request.user_id, request.message
+        conversation_id = request.conversation.conversation_id or None
         given = self.bound(user_id, kb)  # before anything is stored
         history = []
         session_id: str | None = None
@@ -181,16 +199,14 @@ class ChatService:
             user_profile=UserProfile.of(conv.user_profile),
             crisis=conv.crisis,
         )
+        options = replace(
+            request.options,
+            kbs=tuple(v.storage for v in views),
+            kb_agent=next((v.default_agent for v in views if v.default_agent), None),
+        )
         return PreparedTurn(
-            user_id=user_id,
+            request=replace(request, user_id=user_id, conversation=state, options=options),
             conversation=conv,
-            state=state,
-            message=text,
-            options=TurnOptions(
-                agent=agent,
-                kbs=tuple(v.storage for v in views),
-                kb_agent=next((v.default_agent for v in views if v.default_agent), None),
-            ),
             user_message=user_message,
             reply_message=reply_message,
             first_exchange=not history and conv.title is None,
@@ -199,22 +215,19 @@ class ChatService:
 
     async def prepare(
         self,
-        user_id: str,
-        conversation_id: str | None,
-        message: str,
-        agent: str | None,
+        request: TurnRequest,
         *,
         by_session_id: bool = False,
         anonymous: bool = False,
         kb: list[str] | None = None,
     ) -> PreparedTurn:
-        """``by_session_id``: the rules of ``sessions.open_session`` (an unknown id starts
-        that conversation, ``anonymous`` for a caller without identity; an anonymous session
-        opens by its id); otherwise the caller's own conversation or 404. ``kb``: bind the
-        conversation to these knowledge bases (None keeps its binding)."""
-        return await run_sync(
-            self._prepare, user_id, conversation_id, message, agent, by_session_id, anonymous, kb
-        )
+        """``request``: the turn as the client asked it (the conversation by id only, an empty
+        id to start one; the clients' agent name). ``by_session_id``: the rules of
+        ``sessions.open_session`` (an unknown id starts that conversation, ``anonymous`` for a
+        caller without identity; an anonymous session opens by its id); otherwise the caller's
+        own conversation or 404. ``kb``: bind the conversation to these knowledge bases (None
+        keeps its binding)."""
+        return await run_sync(self._prepare, request, by_session_id, anonymous, kb)
 
     # -- finishing a turn ----------------------------------------------------------------------
     def _store_reply(
@@ -275,12 +288,7 @@ class ChatService:
     # -- running -------------------------------------------------------------------------------
     async def run(self, turn: PreparedTurn) -> TurnOutcome:
         try:
-            result = await self.engine.run_turn(
-                conversation=turn.state,
-                message=turn.message,
-                user_id=turn.user_id,
-                options=turn.options,
-            )
+            result = await self.engine.run_turn(turn.request)
         except Exception as exc:
             await run_sync(self._store_failure, turn, as_api_error(exc).type)
             raise
@@ -294,12 +302,7 @@ class ChatService:
         agent: str | None = None
         ttft: float | None = None
         settled = False
-        events = self.engine.stream_turn(
-            conversation=turn.state,
-            message=turn.message,
-            user_id=turn.user_id,
-            options=turn.options,
-        )
+        events = self.engine.stream_turn(turn.request)
         try:
             async for event in events:
                 if isinstance(event, MetadataEvent):

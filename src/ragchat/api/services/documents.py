@@ -19,11 +19,10 @@ from typing import Any
 
 from ragchat.api.errors import ApiError
 from ragchat.errors import IngestCancelled, KnowledgeBaseNotFound, RagchatError
-from ragchat.ingest.chunking import Chunker
-from ragchat.ingest.registry import SUPPORTED_SUFFIXES
+from ragchat.ingest.registry import SUPPORTED_SUFFIXES, iter_files
 from ragchat.ingest.sandbox import ParseLimits, ParseWorker
-from ragchat.ingestion.ingest import UploadCaps, file_key
-from ragchat.ingestion.worker import Ingester, InProcessIngester, JobInput
+from ragchat.ingestion.job import IngestJob, UploadCaps, chunker_for, file_key, hash_file
+from ragchat.ingestion.worker import Ingester, InProcessIngester
 from ragchat.settings import ApiSettings, Settings
 from ragchat.store.base import Store
 from ragchat.store.rows import JobRow, JobStatus
@@ -32,7 +31,7 @@ from ragchat.types import Chunk
 from ragchat.vectorstores.lock import LOCK_TIMEOUT_S
 from ragchat.vectorstores.names import validate_name
 
-from .job_result import docs_of_bytes, drop_textless, file_sha, job_result, redact
+from .job_result import docs_of_bytes, drop_textless, job_result, redact
 from .jobs import FairJobQueue
 
 log = logging.getLogger(__name__)
@@ -242,46 +241,39 @@ class DocumentService:
 
     def _ingest(self, job_id: str, kb: str, paths: list[Path]) -> None:
         progress = _JobProgress(self.store, job_id, self._cancel)
+        job: IngestJob | None = None
         try:
-            caps = self._caps_for(job_id)  # before a new knowledge base exists to be opened
-            job = JobInput(
-                caps=caps,
-                load=self.parser.load,
-                parse_limits=self.parser.limits,
-                current_sha=lambda key: self._current_sha(kb, key),
-                cancel=self._cancel,
-            )
+            job = self._job(job_id, kb, paths)
             # A child ingester parses and embeds on entering the session, before the writer
             # lock: another upload to this knowledge base waits only for the save.
             with (
                 self.ingester.session(
-                    paths, Chunker(self.settings.chunking), progress=progress, job=job
+                    job, progress=progress, load=self.parser.load, cancel=self._cancel
                 ) as ingest,
                 self.registry.writing(
                     kb, create=True, on_wait=progress.waiting(kb), cancel=self._cancel
                 ) as target,
             ):
-                before = {p: target.store.file_sha(file_key(p)) for p in paths}
+                before = {p: target.catalogue.file_sha(file_key(p)) for p in paths}
                 report = ingest(target)
                 drop_textless(target, paths, report)
-                doc_ids = {p.name: docs_of_bytes(target.store, file_key(p)) for p in paths}
+                doc_ids = {p.name: docs_of_bytes(target.catalogue, file_key(p)) for p in paths}
                 fresh = {
                     d
                     for p in paths
-                    if target.store.file_sha(file_key(p)) not in (None, before[p])
+                    if target.catalogue.file_sha(file_key(p)) not in (None, before[p])
                     for d in doc_ids[p.name]
                 }
-                sizes = {
-                    r.doc_id: r.n_children for r in target.store.documents() if r.doc_id in fresh
-                }
+                rows = target.catalogue.documents()
+                sizes = {r.doc_id: r.n_children for r in rows if r.doc_id in fresh}
         except IngestCancelled:
-            self._interrupted(job_id, kb, paths)
+            self._interrupted(job_id, kb, paths, job)
             return
         except Exception as exc:
             log.exception("ingestion job %s failed", job_id)
             reason = redact(str(exc), paths, self.settings.data_dir)
             self.store.update_job(job_id, status="failed", message=f"ingestion failed: {reason}")
-            self._remove_files(job_id, kb, paths)
+            self._remove_files(job_id, kb, paths, job)
             return
         result = job_result(report, doc_ids, sizes, paths, self.settings.data_dir)
         ok = report.added_files + report.replaced_files + report.unchanged_files
@@ -289,7 +281,7 @@ class DocumentService:
         message = f"{result['documents']} document(s), {result['chunks']} chunks"
         if report.errors:
             message += f"; {len(report.errors)} file(s) failed"
-        self._remove_files(job_id, kb, paths)
+        self._remove_files(job_id, kb, paths, job)
         self.store.update_job(
             job_id,
             status=status,
@@ -300,13 +292,21 @@ class DocumentService:
         )
         log.info("ingestion job %s %s: %s", job_id, status, message)
 
-    def _current_sha(self, kb: str, key: str) -> str | None:
-        """The bytes' hash the live knowledge base holds for a file (None: not there)."""
+    def _job(self, job_id: str, kb: str, paths: Sequence[Path]) -> IngestJob:
+        """The job, built here once: the caps (before a new knowledge base exists to be
+        opened), the knowledge base's own chunker (a new one's: the settings'), each file
+        hashed, and those the live knowledge base holds unchanged."""
+        caps = self._caps_for(job_id)
+        keys = [file_key(p) for p in iter_files(paths)]
         try:
             with self.registry.reading(kb) as live:
-                return live.store.file_sha(key)
+                chunker = chunker_for(live, self.settings.chunking)
+                held = {key: live.catalogue.file_sha(key) for key in keys}
         except RagchatError:  # no such knowledge base yet, or unreadable
-            return None
+            chunker, held = chunker_for(None, self.settings.chunking), {}
+        return IngestJob.build(
+            paths, chunker, caps=caps, parse_limits=self.parser.limits, held=held.get
+        )
 
     def _caps_for(self, job_id: str) -> UploadCaps:
         """The caps with the uploader's stored chunks counted against their quota."""
@@ -324,9 +324,11 @@ class DocumentService:
             used += sum(v.row.n_children for v in views if not v.shared and v.owners & mine)
         return replace(self.caps, user_used=used)
 
-    def _interrupted(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
+    def _interrupted(
+        self, job_id: str, kb: str, paths: Sequence[Path], job: IngestJob | None = None
+    ) -> None:
         """Marks a job stopped by a shutdown (its files, none saved, are removed)."""
-        self._remove_files(job_id, kb, paths)
+        self._remove_files(job_id, kb, paths, job)
         self.store.update_job(
             job_id,
             status="failed",
@@ -335,20 +337,22 @@ class DocumentService:
         )
         log.warning("ingestion job %s interrupted by the shutdown; nothing of it was saved", job_id)
 
-    def _remove_files(self, job_id: str, kb: str, paths: Sequence[Path]) -> None:
+    def _remove_files(
+        self, job_id: str, kb: str, paths: Sequence[Path], job: IngestJob | None = None
+    ) -> None:
         """Deletes job ``job_id``'s uploaded files whose bytes did not land in the knowledge
         base (a failed or interrupted file is of no use on the server), unless another job
         still queued will read the same path. When the knowledge base cannot be read, nothing
-        is deleted."""
+        is deleted. The bytes' hashes are ``job``'s (a job never built hashes them here)."""
         try:
             with self.registry.reading(kb) as live:  # readers wait: no hashing in here
-                recorded = {p: live.store.file_sha(file_key(p)) for p in paths}
+                recorded = {p: live.catalogue.file_sha(file_key(p)) for p in paths}
         except KnowledgeBaseNotFound:
             recorded = {}
         except Exception:
             log.exception("job %s: its files are kept (knowledge base %s unreadable)", job_id, kb)
             return
-        keep = {p for p in paths if recorded.get(p) is not None and recorded[p] == file_sha(p)}
+        keep = {p for p in paths if recorded.get(p) is not None and recorded[p] == _sha(p, job)}
         with self._jobs_lock:
             wanted = {p for j, (_, ps) in self._unfinished.items() if j != job_id for p in ps}
         for path in paths:
@@ -380,14 +384,24 @@ class DocumentService:
         with self.registry.writing(kb, timeout_s=LOCK_TIMEOUT_S) as target:
             if rest:
                 if view.row.file_path in own:
-                    target.store.set_document_file(doc_id, rest[0])
+                    target.catalogue.set_document_file(doc_id, rest[0])
             else:
                 target.delete_document(doc_id, save=False)
             for path in own:
-                if not target.store.docs_of_file(path):
-                    target.store.forget_file(path)
+                if not target.catalogue.docs_of_file(path):
+                    target.catalogue.forget_file(path)
                     Path(path).unlink(missing_ok=True)
             target.save()
+
+
+def _sha(path: Path, job: IngestJob | None) -> str | None:
+    """The hash of ``path``'s bytes: the one ``job`` carries, else computed now."""
+    if job is not None:
+        return job.sha_of(path)
+    try:
+        return hash_file(path)
+    except OSError:
+        return None
 
 
 class _JobProgress:

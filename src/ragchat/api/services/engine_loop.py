@@ -18,7 +18,8 @@ import anyio
 
 from ragchat.agents.config import AgentConfig, AppConfig
 from ragchat.agents.events import TurnEvent
-from ragchat.agents.types import ConversationState, TurnOptions, TurnResult
+from ragchat.agents.request import TurnRequest
+from ragchat.agents.types import TurnResult
 from ragchat.embed.base import Embedder
 from ragchat.llm.base import ChatModel
 
@@ -41,23 +42,11 @@ class Engine(Protocol):
     @property
     def embedder(self) -> Embedder: ...
 
-    async def run_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> TurnResult: ...
+    def validate(self, request: TurnRequest) -> TurnRequest: ...
 
-    def stream_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> AsyncGenerator[TurnEvent, None]: ...
+    async def run_turn(self, request: TurnRequest) -> TurnResult: ...
+
+    def stream_turn(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]: ...
 
     async def title(self, first_user: str, first_reply: str = "") -> str: ...
 
@@ -100,18 +89,12 @@ class ThreadedEngine:
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         return await asyncio.wrap_future(future)
 
-    async def run_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> TurnResult:
-        turn = self.engine.run_turn(
-            conversation=conversation, message=message, user_id=user_id, options=options
-        )
-        return await self.call(turn)
+    def validate(self, request: TurnRequest) -> TurnRequest:
+        """Cheap and pure: runs on the caller's thread."""
+        return self.engine.validate(request)
+
+    async def run_turn(self, request: TurnRequest) -> TurnResult:
+        return await self.call(self.engine.run_turn(request))
 
     async def title(self, first_user: str, first_reply: str = "") -> str:
         return await self.call(self.engine.title(first_user, first_reply))
@@ -121,19 +104,10 @@ class ThreadedEngine:
     ) -> list[float]:
         return await self.call(self.engine.coverage(question, probes, user_id))
 
-    async def stream_turn(
-        self,
-        *,
-        conversation: ConversationState,
-        message: str,
-        user_id: str,
-        options: TurnOptions | None = None,
-    ) -> AsyncGenerator[TurnEvent, None]:
+    async def stream_turn(self, request: TurnRequest) -> AsyncGenerator[TurnEvent, None]:
         """The engine's events, each fetched on the engine loop. Closing this generator closes
         the engine's (which cancels the graph and any model request)."""
-        events = self.engine.stream_turn(
-            conversation=conversation, message=message, user_id=user_id, options=options
-        )
+        events = self.engine.stream_turn(request)
 
         running: dict[str, asyncio.Task[Any]] = {}  # touched on the engine loop only
 

@@ -4,23 +4,16 @@ uploaded the same bytes first."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragchat.errors import IngestError
-from ragchat.ingestion.ingest import IngestReport, file_key
+from ragchat.ingestion.ingest import IngestReport
+from ragchat.ingestion.job import file_key
 from ragchat.vectorstores.base import Catalogue, WritableKB
 
 NO_TEXT = "no text could be read from it"
-
-
-def file_sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def docs_of_bytes(store: Catalogue, key: str) -> list[str]:
@@ -78,18 +71,18 @@ def drop_textless(target: WritableKB, paths: Sequence[Path], report: IngestRepor
     document, frontmatter only) are failed files with their reason, not "done" documents
     of 0 chunks that stay listed and answer nothing: their documents and file records leave
     ``target`` (saved), and ``report`` counts them as errors. Returns how many."""
-    sizes = {row.doc_id: row.n_children for row in target.store.documents()}
+    sizes = {row.doc_id: row.n_children for row in target.catalogue.documents()}
     why = {Path(source).name: warning for source, warning in report.file_warnings}
     failed = {e.source for e in report.errors}
     dropped = 0
     for path in paths:
         key = file_key(path)
-        docs = target.store.docs_of_file(key)
+        docs = target.catalogue.docs_of_file(key)
         if not docs or any(sizes.get(d, 0) for d in docs) or key in failed:
             continue
         for doc_id in docs:
             target.delete_document(doc_id, save=False)
-        target.store.forget_file(key)
+        target.catalogue.forget_file(key)
         reason = "the file is empty" if _empty(path) else why.get(path.name) or NO_TEXT
         report.errors.append(IngestError(key, reason))
         report.file_warnings = [

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from ragchat.agents.events import CitationsEvent, MetadataEvent, TokenEvent
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError, as_api_error
 from ragchat.errors import InvalidKnowledgeBaseName
@@ -167,19 +168,20 @@ class OpenAIAdapter:
 
     def _turn(
         self, model: str, messages: Sequence[tuple[str, Any]], user_id: str = ""
-    ) -> tuple[ConversationState, str, TurnOptions]:
+    ) -> TurnRequest:
+        """The turn, validated by the engine (the protocol's own checks first: the last
+        message the user's and not empty, the model known)."""
         options = self.options_for(model, user_id)
         history, message = split_turn(messages, self.keep)
         state = ConversationState(conversation_id=f"openai-{uuid.uuid4().hex}", history=history)
-        return state, message, options
+        request = TurnRequest(message, user_id=user_id, conversation=state, options=options)
+        return self.engine.validate(request)
 
     async def complete(
         self, user_id: str, model: str, messages: Sequence[tuple[str, Any]]
     ) -> dict[str, Any]:
-        state, message, options = await run_sync(self._turn, model, messages, user_id)
-        result = await self.engine.run_turn(
-            conversation=state, message=message, user_id=user_id, options=options
-        )
+        request = await run_sync(self._turn, model, messages, user_id)
+        result = await self.engine.run_turn(request)
         citations = [public_citation(c) for c in result.citations]
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -204,7 +206,7 @@ class OpenAIAdapter:
 
     async def prepare_stream(
         self, model: str, messages: Sequence[tuple[str, Any]], user_id: str = ""
-    ) -> tuple[ConversationState, str, TurnOptions]:
+    ) -> TurnRequest:
         """Validates before the response starts, so errors are still plain HTTP errors."""
         return await run_sync(self._turn, model, messages, user_id)
 
@@ -212,11 +214,10 @@ class OpenAIAdapter:
         self,
         user_id: str,
         model: str,
-        prepared: tuple[ConversationState, str, TurnOptions],
+        prepared: TurnRequest,
     ) -> AsyncGenerator[dict[str, Any], None]:
         """``chat.completion.chunk`` objects: the role, content deltas, then a last chunk with
         ``finish_reason`` and ``citations``; an ``{"error": ...}`` object on failure."""
-        state, message, options = prepared
         chunk_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -230,9 +231,7 @@ class OpenAIAdapter:
             }
 
         yield chunk({"role": "assistant", "content": ""})
-        events = self.engine.stream_turn(
-            conversation=state, message=message, user_id=user_id, options=options
-        )
+        events = self.engine.stream_turn(prepared)
         try:
             citations: list[dict[str, Any]] = []
             agent = ""

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ragchat.agents.config import AgentConfig
 from ragchat.agents.kinds import get_kind
 from ragchat.agents.metadata import TurnMetadata
+from ragchat.agents.request import TurnRequest
 from ragchat.agents.types import ConversationState, TurnOptions
 from ragchat.api.errors import ApiError
 from ragchat.types import Citation
@@ -183,10 +184,12 @@ class QueryService:
         )
         start = time.perf_counter()
         result = await self.engine.run_turn(
-            conversation=ConversationState(conversation_id=f"query-{uuid.uuid4().hex}"),
-            message=question,
-            user_id=user_id,
-            options=options,
+            TurnRequest(
+                question,
+                user_id=user_id,
+                conversation=ConversationState(conversation_id=f"query-{uuid.uuid4().hex}"),
+                options=options,
+            )
         )
         elapsed = round((time.perf_counter() - start) * 1000.0, 1)
         sources = [source_of(c) for c in result.citations]

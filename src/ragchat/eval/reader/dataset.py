@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragchat.agents.request import TurnRequest
 from ragchat.reader.labels import evidence_match
 from ragchat.reader.question import analyse
 from ragchat.reader.read import prepare
@@ -144,10 +145,12 @@ async def group_examples(
         previous = ""
         for n, (message, gold) in enumerate(conv.turns, 1):
             result = await engine.run_turn(
-                conversation=ConversationState(f"reader-{conv.cid}", history=list(history)),
-                message=message,
-                user_id="reader",
-                options=TurnOptions(agent=name),
+                TurnRequest(
+                    message,
+                    user_id="reader",
+                    conversation=ConversationState(f"reader-{conv.cid}", history=list(history)),
+                    options=TurnOptions(agent=name),
+                )
             )
             trace = result.metadata.trace
             query = str(getattr(trace, "reformulated_query", "") or "")

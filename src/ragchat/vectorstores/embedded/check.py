@@ -191,7 +191,7 @@ def _rebuild(path: Path, gen: gens.Generation) -> list[str]:
         # committed chunks first); a generation holds them only if a caller added them so.
         orphans = store.orphan_documents() if gen.legacy else []
         for doc_id in orphans:
-            kb.store.delete_document(doc_id)  # forks the working generation
+            kb.catalogue.delete_document(doc_id)  # forks the working generation
         if orphans:
             done.append(f"dropped the chunks of {len(orphans)} unfinished document(s)")
         have = {int(lab) for lab in stored.labels}
@@ -199,10 +199,10 @@ def _rebuild(path: Path, gen: gens.Generation) -> list[str]:
         missing_docs = sorted({c.doc_id for c in store.get(sorted(without))})
         files = {r.file_path for r in store.documents() if r.doc_id in missing_docs}
         for doc_id in missing_docs:
-            kb.store.delete_document(doc_id)
+            kb.catalogue.delete_document(doc_id)
         for p in sorted(f for f in files if f):
-            if not kb.store.docs_of_file(p):
-                kb.store.forget_file(p)
+            if not kb.catalogue.docs_of_file(p):
+                kb.catalogue.forget_file(p)
         if missing_docs:
             done.append(
                 f"dropped {len(missing_docs)} document(s) without stored vectors "

@@ -55,7 +55,7 @@ class KnowledgeBase:
         self.name = manifest.name
         self.manifest = manifest
         self.embedder = embedder
-        self.store = store
+        self.catalogue = store
         self.dense = dense
         self.bm25 = bm25
         self.generation = generation  # the committed state read; None before the first commit
@@ -199,7 +199,7 @@ class KnowledgeBase:
 
     def close(self) -> None:
         """Closes the files; a write not committed by ``save`` is discarded."""
-        self.store.close()
+        self.catalogue.close()
         if self._work is not None:
             shutil.rmtree(self._work.dir, ignore_errors=True)
             log.info("knowledge base %s: uncommitted changes discarded", self.name)
@@ -265,7 +265,7 @@ class KnowledgeBase:
             number = max([cur.number, *gens.generations(self.path)]) + 1
             work = Generation(number, self.path / gens.gen_name(number))
             work.dir.mkdir()
-            self.store.fork(work.dir / "chunks.sqlite")
+            self.catalogue.fork(work.dir / "chunks.sqlite")
         except BaseException:
             if lock is not self._held:
                 lock.release()
@@ -281,16 +281,16 @@ class KnowledgeBase:
         work = self._work
         assert work is not None
         crashpoint("save.begin")
-        self.store.seal()
+        self.catalogue.seal()
         crashpoint("save.chunks")
         self._write_index("dense", self.dense.save, gens.DENSE_FILES, work.dir)
         crashpoint("save.dense")
         self._write_index("bm25", self.bm25.save, gens.BM25_FILES, work.dir)
         crashpoint("save.bm25")
-        self.manifest.children = self.store.count(parents=False)
-        self.manifest.parents = self.store.count(parents=True)
-        self.manifest.documents = self.store.document_count()
-        self.manifest.files = len(self.store.files())
+        self.manifest.children = self.catalogue.count(parents=False)
+        self.manifest.parents = self.catalogue.count(parents=True)
+        self.manifest.documents = self.catalogue.document_count()
+        self.manifest.files = len(self.catalogue.files())
         self.manifest.updated = now_iso()
         self.manifest.save(work.dir)
         crashpoint("save.manifest")
@@ -328,14 +328,14 @@ class KnowledgeBase:
             vectors = self.embedder.embed_documents([c.text for c in children], progress=progress)
         labels = np.arange(self._next_label, self._next_label + len(children), dtype=np.int64)
         label_of = {c.chunk_id: int(lab) for c, lab in zip(children, labels, strict=True)}
-        self.store.begin()
+        self.catalogue.begin()
         try:
-            self.store.insert_chunks(chunks, label_of)
+            self.catalogue.insert_chunks(chunks, label_of)
             self.dense.add(labels, vectors)
             self.bm25.add(labels, [c.text for c in children])
-            self.store.commit()
+            self.catalogue.commit()
         except Exception:
-            self.store.rollback()
+            self.catalogue.rollback()
             self.dense.remove(labels)
             self.bm25.remove(labels)
             raise
@@ -350,12 +350,12 @@ class KnowledgeBase:
         return len(children)
 
     def add_document_row(self, row: DocumentRow) -> None:
-        self.store.insert_document(row)
+        self.catalogue.insert_document(row)
 
     def delete_document(self, doc_id: str, *, save: bool = True) -> int:
-        self.store.begin()
-        labels = self.store.delete_document(doc_id)
-        self.store.commit()
+        self.catalogue.begin()
+        labels = self.catalogue.delete_document(doc_id)
+        self.catalogue.commit()
         arr = np.asarray(labels, dtype=np.int64)
         self.dense.remove(arr)
         self.bm25.remove(arr)
@@ -372,9 +372,9 @@ class KnowledgeBase:
     def reindexed(self) -> None:
         """After the chunk store and the indexes were changed directly (``kb repair``): label
         maps are read again and both indexes are written by the next ``save``."""
-        self._chunk_of = self.store.label_map()
+        self._chunk_of = self.catalogue.label_map()
         self._label_of = {cid: lab for lab, cid in self._chunk_of.items()}
-        self._next_label = self.store.max_label() + 1
+        self._next_label = self.catalogue.max_label() + 1
         self._dirty.update(("dense", "bm25"))
 
     # -- reading (SearchableKB) ---------------------------------------------------------------
@@ -388,11 +388,11 @@ class KnowledgeBase:
         banned_ids: set[int] = set()
         for key, value in filters.items():
             if isinstance(value, Exclude) and value.values:
-                banned_ids.update(self.store.labels_matching({key: list(value.values)}))
+                banned_ids.update(self.catalogue.labels_matching({key: list(value.values)}))
         banned = np.asarray(sorted(banned_ids), dtype=np.int64)
         if not include:
             return None, banned
-        allowed = np.asarray(self.store.labels_matching(include), dtype=np.int64)
+        allowed = np.asarray(self.catalogue.labels_matching(include), dtype=np.int64)
         return allowed[~np.isin(allowed, banned)], none
 
     def _search(
@@ -431,20 +431,20 @@ class KnowledgeBase:
         return [float(s) for s in self.bm25.scores(query, self._labels(chunk_ids))]
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        return self.store.get(chunk_ids)
+        return self.catalogue.get(chunk_ids)
 
     def neighbour(self, chunk: Chunk, offset: int) -> Chunk | None:
-        return self.store.at_position(chunk.doc_id, chunk.position + offset)
+        return self.catalogue.at_position(chunk.doc_id, chunk.position + offset)
 
     def child_count(self) -> int:
         return len(self.dense)
 
     # -- optional capabilities (ListsChildren, KeepsVectors) -------------------------------------
     def children(self) -> list[Chunk]:
-        return list(self.store.iter_children())
+        return list(self.catalogue.iter_children())
 
     def parents(self) -> list[Chunk]:
-        return list(self.store.iter_parents())
+        return list(self.catalogue.iter_parents())
 
     def version(self) -> tuple[Any, ...]:
         return (id(self), self.child_count(), self.manifest.updated)

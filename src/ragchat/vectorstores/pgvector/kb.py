@@ -77,7 +77,7 @@ class PgVectorKB(PgReads):
         self.kb_id = kb_id
         self._chunks, self._terms = kb_tables(kb_id)
         self._session = Session(pool(settings), self._lock_row)
-        self.store = PgCatalogue(self._session, kb_id)
+        self.catalogue = PgCatalogue(self._session, kb_id)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -197,8 +197,8 @@ class PgVectorKB(PgReads):
             self._build_index()
         with self._session.write() as conn:
             m.children, m.parents = self._counts(conn)
-            m.documents = self.store.document_count()
-            m.files = len(self.store.files())
+            m.documents = self.catalogue.document_count()
+            m.files = len(self.catalogue.files())
             m.updated = now_iso()
             row = conn.execute(
                 "UPDATE kbs SET revision = revision + 1 WHERE id = %s RETURNING revision",
@@ -282,13 +282,13 @@ class PgVectorKB(PgReads):
         return children
 
     def add_document_row(self, row: DocumentRow) -> None:
-        self.store.insert_document(row)
+        self.catalogue.insert_document(row)
 
     @guarded
     def delete_document(self, doc_id: str, *, save: bool = True) -> int:
         with self._session.write() as conn:
             removed = self._drop_rows(conn, "doc_id = %s", [doc_id])
-        self.store.delete_document_row(doc_id)
+        self.catalogue.delete_document_row(doc_id)
         if save:
             self.save()
         return removed

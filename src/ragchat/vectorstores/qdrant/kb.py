@@ -60,7 +60,7 @@ class QdrantKB:
         self.embedder = embedder
         self.collection = collection_name(settings, name)
         self._client = connect(settings)
-        self.store = QdrantCatalogue(self._client, self.collection)
+        self.catalogue = QdrantCatalogue(self._client, self.collection)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -178,14 +178,14 @@ class QdrantKB:
     @guarded
     def save(self) -> None:
         m = self.manifest
-        m.children = self.store.count(CHILD)
-        m.parents = self.store.count(PARENT)
-        m.documents = self.store.document_count()
-        m.files = len(self.store.files())
+        m.children = self.catalogue.count(CHILD)
+        m.parents = self.catalogue.count(PARENT)
+        m.documents = self.catalogue.document_count()
+        m.files = len(self.catalogue.files())
         m.updated = now_iso()
-        stored = self.store.manifest()  # another worker may have written since we read it
+        stored = self.catalogue.manifest()  # another worker may have written since we read it
         m.revision = (stored.revision if stored else 0) + 1
-        self.store.save_manifest(m)
+        self.catalogue.save_manifest(m)
 
     # -- consistency (``kb check`` / ``kb repair``) --------------------------------------------
     def _orphans(self) -> list[str]:
@@ -196,15 +196,15 @@ class QdrantKB:
             must=[models.FieldCondition(key="kind", match=models.MatchAny(any=[CHILD, PARENT]))]
         )
         docs = {str(p.payload["doc_id"]) for p in scroll(self._client, self.collection, flt)}
-        return sorted(docs - self.store.known_documents(docs))
+        return sorted(docs - self.catalogue.known_documents(docs))
 
     @guarded
     def check(self) -> list[str]:
         """Problems a crashed write left; [] when none. Another worker's write in progress
         looks the same: run it when nothing ingests."""
         out = []
-        children = self.store.count(CHILD)
-        stored = self.store.manifest()
+        children = self.catalogue.count(CHILD)
+        stored = self.catalogue.manifest()
         if stored is not None and stored.children != children:
             out.append(f"manifest says {stored.children} chunks, the collection holds {children}")
         orphans = self._orphans()
@@ -278,7 +278,7 @@ class QdrantKB:
         return len(children)
 
     def add_document_row(self, row: DocumentRow) -> None:
-        self.store.insert_document(row)
+        self.catalogue.insert_document(row)
 
     @guarded
     def delete_document(self, doc_id: str, *, save: bool = True) -> int:
@@ -292,7 +292,7 @@ class QdrantKB:
             ]
         )
         self._client.delete(self.collection, models.FilterSelector(filter=chunks), wait=True)
-        self.store.delete_document_row(doc_id)
+        self.catalogue.delete_document_row(doc_id)
         if save:
             self.save()
         return removed
@@ -426,7 +426,7 @@ class QdrantKB:
 
     @guarded
     def child_count(self) -> int:
-        return self.store.count(CHILD)
+        return self.catalogue.count(CHILD)
 
     # -- optional capabilities (ListsChildren, KeepsVectors) -------------------------------------
     @guarded
@@ -442,7 +442,7 @@ class QdrantKB:
     @guarded
     def version(self) -> tuple[Any, ...]:
         """Changes with any write by any worker: the stored manifest's time and the count."""
-        stored = self.store.manifest()
+        stored = self.catalogue.manifest()
         return (self.collection, stored.revision if stored else None, self.child_count())
 
     def stored_vectors_partial(self, chunk_ids: Sequence[str]) -> dict[str, Vector]:
