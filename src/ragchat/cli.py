@@ -158,7 +158,7 @@ def search(
 ) -> None:
     """Search a knowledge base and show cited passages."""
     from ragchat import resources
-    from ragchat.retrieve.factory import build_retriever
+    from ragchat.agents.rerankers import kb_retriever
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -169,7 +169,7 @@ def search(
             retrieval = retrieval.model_copy(update={"mode": mode})
         filters = _parse_filters(filter_ or [])
         base = resources.open_kb(settings, kb)
-        retriever = build_retriever(settings, base, retrieval)
+        retriever = kb_retriever(settings, base, retrieval)
         result = retriever.retrieve(query, top_k=top_k, filters=filters)
         if as_json:
             console.print_json(json.dumps(_result_json(result)))
@@ -269,9 +269,9 @@ def serve(
 def demo(data_dir: DataDir = None) -> None:
     """Ingest the bundled sample knowledge bases and answer a few searches."""
     from ragchat import resources
+    from ragchat.agents.rerankers import kb_retriever
     from ragchat.ingestion.ingest import ingest_paths
     from ragchat.ingestion.job import chunker_for
-    from ragchat.retrieve.factory import build_retriever
 
     settings = load_settings(data_dir)
     with exit_on_error():
@@ -285,7 +285,7 @@ def demo(data_dir: DataDir = None) -> None:
                 f"{report.unchanged_files} unchanged files, {base.child_count()} chunks"
             )
         for name, question in DEMO_QUESTIONS:
-            retriever = build_retriever(settings, resources.open_kb(settings, name, emb))
+            retriever = kb_retriever(settings, resources.open_kb(settings, name, emb))
             _print_result(retriever.retrieve(question, top_k=3))
 
 

@@ -15,6 +15,9 @@ from ragchat.types import GenerationOptions
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_RERANKER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+# ``reranker.model`` naming the packaged trained reader (ragchat.reader) instead of a
+# cross-encoder: it loads offline (docs/benchmarks/retrieval.md, "issue 34").
+READER_RERANKER = "reader"
 
 
 class ChunkingSettings(BaseModel):
@@ -99,6 +102,7 @@ class EmbeddingSettings(BaseModel):
 class RerankerSettings(BaseModel):
     # Empty string disables reranking. No package ships cross-encoder weights, so offline the
     # default name fails to load and ragchat runs without a reranker (logged, shown in health).
+    # "reader" reranks with the packaged trained reader (agents/rerankers.py).
     model: str = DEFAULT_RERANKER_MODEL
     candidates: int = Field(default=30, ge=1)
 

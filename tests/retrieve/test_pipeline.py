@@ -175,6 +175,25 @@ def test_reranker_reorders_top_candidates(kb: KnowledgeBase) -> None:
     assert "rerank" in result.timings
 
 
+class TiedReranker:
+    """Every hit ties, handed back in reverse: the pipeline must keep the reranker's order."""
+
+    model_name = "tied"
+
+    def rerank(self, query: str, hits: Sequence[Hit]) -> list[Hit]:
+        return [replace(h, score=1.0) for h in reversed(hits)]
+
+
+def test_the_rerankers_order_is_kept_for_ties(kb: KnowledgeBase) -> None:
+    first = KBRetriever(kb, settings(mode="dense", top_k=4)).retrieve("cat fur")
+    retriever = KBRetriever(
+        kb, settings(mode="dense", rerank=True), reranker=TiedReranker(), rerank_candidates=4
+    )
+    result = retriever.retrieve("cat fur", top_k=4)
+    assert ids(result.hits) == ids(first.hits)[::-1]
+    assert ids(result.hits) != sorted(ids(result.hits))  # not re-sorted by chunk id
+
+
 def test_rerank_off_or_missing(kb: KnowledgeBase) -> None:
     reranker = LengthReranker()
     off = KBRetriever(kb, settings(rerank=False), reranker=reranker).retrieve("cat")

@@ -11,10 +11,10 @@ import threading
 from collections.abc import Callable
 
 from ragchat.agents.config import AgentConfig
+from ragchat.agents.rerankers import kb_retriever
 from ragchat.embed.base import Embedder
 from ragchat.errors import KnowledgeBaseNotFound
 from ragchat.llm.base import ChatModel
-from ragchat.retrieve.factory import build_retriever
 from ragchat.retrieve.pipeline import KBRetriever
 from ragchat.settings import Settings
 from ragchat.tenancy.documents import DocumentVisibility
@@ -119,6 +119,6 @@ class RetrieverCache:
             return found
         config = agent.retrieval_settings(self.settings.retrieval)
         base = self.knowledge_base(key[1])
-        built = build_retriever(self.settings, base, config, chat_model=self.chat_model)
+        built = kb_retriever(self.settings, base, config, chat_model=self.chat_model)
         with self._lock:
             return self._retrievers.setdefault(key, built)

@@ -40,13 +40,15 @@ def retriever_factory(
     """Opens the knowledge base once; returns a factory of retrievers over it, whether a
     reranker is available (only tried when ``reranker``) and the reranker status line."""
     from ragchat import resources
-    from ragchat.retrieve.factory import build_retriever, shared_reranker
+    from ragchat.agents.rerankers import configured_reranker, kb_retriever
 
     base = resources.open_kb(settings, kb)
-    model, status = shared_reranker(settings) if reranker else (None, "reranker: not needed")
+    model, status = (
+        configured_reranker(settings, base.embedder) if reranker else (None, "reranker: not needed")
+    )
 
     def factory(config: RetrievalSettings) -> Any:
-        return build_retriever(settings, base, config)
+        return kb_retriever(settings, base, config)
 
     return factory, model is not None, status
 

@@ -216,14 +216,14 @@ def synth(
     import asyncio
 
     from ragchat import resources
+    from ragchat.agents.rerankers import kb_retriever
     from ragchat.eval.synth import TOP_K, synthesize, write_synth
     from ragchat.llm.factory import build_chat_model
-    from ragchat.retrieve.factory import build_retriever
 
     with command_scope(data_dir) as settings:
         embedder = resources.embedder(settings)
         base = resources.open_kb(settings, kb, embedder)
-        retriever = build_retriever(settings, base)
+        retriever = kb_retriever(settings, base)
         model = build_chat_model(settings)
 
         def retrieve(question: str) -> list[str]:

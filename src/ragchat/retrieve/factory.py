@@ -28,12 +28,19 @@ def build_retriever(
     kb: SearchableKB,
     config: RetrievalSettings | None = None,
     chat_model: ChatModel | None = None,
+    *,
+    reranker: Reranker | None = None,
 ) -> KBRetriever:
     """A ``KBRetriever`` over ``kb`` with ``config`` (default ``settings.retrieval``); the
     reranker is loaded only when the configuration asks for reranking. With query expansion
-    on, variations come from ``chat_model`` when given (PRF when it fails), else from PRF."""
+    on, variations come from ``chat_model`` when given (PRF when it fails), else from PRF.
+    ``reranker`` replaces the configured cross-encoder (the layers above build the reader's,
+    ``agents.rerankers``)."""
     config = config if config is not None else settings.retrieval
-    reranker = shared_reranker(settings)[0] if config.rerank else None
+    if not config.rerank:
+        reranker = None
+    elif reranker is None:
+        reranker = shared_reranker(settings)[0]
     expander: QueryExpander | None = None
     if config.query_expansion and chat_model is not None:
         expander = LLMExpander(

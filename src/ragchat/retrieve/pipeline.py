@@ -43,10 +43,6 @@ from ragchat.types import Hit, RetrievalResult
 from ragchat.vectorstores.base import SearchableKB
 
 
-def _sorted(hits: Sequence[Hit]) -> list[Hit]:
-    return sorted(hits, key=lambda h: (-h.score, h.chunk.chunk_id))
-
-
 def fuse_passes(passes: Sequence[Sequence[Hit]], k: int, limit: int) -> list[Hit]:
     """Multi-query fusion: RRF over the rankings of several passes. A chunk keeps the component
     scores of the first pass that found it; ``score`` and ``scores["multi_query"]`` are RRF."""
@@ -140,8 +136,10 @@ class KBRetriever:
             window = max(self.rerank_candidates, k, K_WHEN_LOW if cfg.adaptive_top_k else 0)
             with time_step(timings, "rerank"):
                 reranked = self.reranker.rerank(query, hits[:window])
-                hits = _sorted(
-                    [replace(h, scores={"rerank": h.score, **h.scores}) for h in reranked]
+                # by score, stably: ties keep the order the reranker gave (its own tie rule)
+                hits = sorted(
+                    [replace(h, scores={"rerank": h.score, **h.scores}) for h in reranked],
+                    key=lambda h: -h.score,
                 )
         elif cfg.rerank and self.reranker is None:
             result.notes.append("rerank skipped: no reranker loaded")

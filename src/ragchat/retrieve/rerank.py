@@ -15,7 +15,7 @@ from typing import Any
 
 from ragchat.errors import ModelLoadError
 from ragchat.retrieve.base import Reranker
-from ragchat.settings import Settings
+from ragchat.settings import READER_RERANKER, Settings
 from ragchat.types import Hit
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,8 @@ def load_reranker(settings: Settings) -> tuple[Reranker | None, str]:
     name = settings.reranker.model.strip()
     if not name:
         return _without("no reranker: disabled (reranker.model is empty)")
+    if name == READER_RERANKER:  # built above this layer, where the reader may be imported
+        return _without("no reranker: 'reader' is built by ragchat.agents.rerankers")
     try:
         reranker = CrossEncoderReranker(name, allow_downloads=settings.allow_downloads)
     except Exception as exc:  # never crash: retrieval works without a reranker
@@ -93,6 +95,8 @@ def reranker_status(settings: Settings) -> str:
     name = settings.reranker.model.strip()
     if not settings.retrieval.rerank or not name:
         return "off: reranking is disabled in the settings"
+    if name == READER_RERANKER:
+        return "reader (the packaged trained reader)"
     if Path(name).is_dir() or settings.allow_downloads:
         return f"{name}"
     from huggingface_hub import try_to_load_from_cache

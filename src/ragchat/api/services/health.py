@@ -24,7 +24,7 @@ import httpx
 from ragchat import __version__
 from ragchat.embed.base import Embedder
 from ragchat.retrieve.factory import shared_reranker
-from ragchat.settings import Settings
+from ragchat.settings import READER_RERANKER, Settings
 from ragchat.store.base import Store
 from ragchat.vectorstores.registry import KnowledgeBaseRegistry
 
@@ -99,6 +99,8 @@ class HealthService:
     def _reranker(self) -> Component:
         if not self.settings.retrieval.rerank or not self.settings.reranker.model:
             return Component("off", "no reranker: disabled in settings")
+        if self.settings.reranker.model.strip() == READER_RERANKER:
+            return Component("ok", "reader (the packaged trained reader)")
         reranker, reason = shared_reranker(self.settings)
         if reranker is None:
             return Component("off", reason or "no reranker")
