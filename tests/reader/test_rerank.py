@@ -10,6 +10,7 @@ from tests.agents.heuristics.conftest import make_hit
 
 from ragchat.embed.base import Embedder
 from ragchat.embed.fake import HashingEmbedder
+from ragchat.reader.head import Head
 from ragchat.reader.model import ModelCard, ReaderModel
 from ragchat.reader.rerank import ReaderReranker
 from ragchat.retrieve.base import Reranker
@@ -69,7 +70,8 @@ class ConstantScorer:
 
 def constant_model() -> ReaderModel:
     scorer: Any = ConstantScorer()
-    return ReaderModel(scorer, scorer, ModelCard())
+    unused = Head(np.zeros(0, dtype=np.float32), 0.0, "")  # the reranker reads no head
+    return ReaderModel(scorer, scorer, ModelCard(), unused)
 
 
 def test_ties_and_passages_without_a_candidate_keep_their_order() -> None:
