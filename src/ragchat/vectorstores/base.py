@@ -3,7 +3,7 @@ knowledge base that retrievers use."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -215,6 +215,26 @@ class DocumentRow:
     n_sections: int
     metadata: dict[str, Any]
     added_at: str
+
+    def values(self, encode: Callable[[dict[str, Any]], Any]) -> tuple[Any, ...]:
+        """The row in the column order both SQL catalogues store; ``encode`` writes the
+        metadata as the backend keeps JSON (text for SQLite, ``Jsonb`` for PostgreSQL)."""
+        return (
+            self.doc_id, self.source, self.kind, self.title, self.file_path, self.n_children,
+            self.n_sections, encode(self.metadata), self.added_at,
+        )  # fmt: skip
+
+
+def children_and_vectors(
+    chunks: Sequence[Chunk], vectors: Matrix | None, embedder: Embedder, *, progress: bool
+) -> tuple[list[Chunk], Matrix]:
+    """What every backend's ``add_chunks`` indexes: the children (parents are stored for
+    context, never searched) and their vectors, as given (embedded ahead by ingestion) or
+    embedded here."""
+    children = [c for c in chunks if not c.is_parent]
+    if vectors is None:
+        vectors = embedder.embed_documents([c.text for c in children], progress=progress)
+    return children, vectors
 
 
 @dataclass

@@ -152,17 +152,7 @@ class ChunkStore:
         self._writing()
         self._db.execute(
             "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                row.doc_id,
-                row.source,
-                row.kind,
-                row.title,
-                row.file_path,
-                row.n_children,
-                row.n_sections,
-                json.dumps(row.metadata, sort_keys=True),
-                row.added_at,
-            ),
+            row.values(lambda metadata: json.dumps(metadata, sort_keys=True)),
         )
 
     def record_file(self, path: str, sha256: str, when: str) -> None:

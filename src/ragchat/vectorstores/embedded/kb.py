@@ -20,7 +20,7 @@ from ragchat.errors import (
     KnowledgeBaseNotFound,
 )
 from ragchat.types import Chunk, Exclude
-from ragchat.vectorstores.base import DenseIndex, DocumentRow, KeywordIndex
+from ragchat.vectorstores.base import DenseIndex, DocumentRow, KeywordIndex, children_and_vectors
 from ragchat.vectorstores.bm25 import BM25Index
 from ragchat.vectorstores.embedded import generations as gens
 from ragchat.vectorstores.embedded.chunkstore import ChunkStore
@@ -323,9 +323,7 @@ class KnowledgeBase:
         save: bool = True,
     ) -> int:
         """Appends chunks; only new children are embedded and indexed (nothing is rebuilt)."""
-        children = [c for c in chunks if not c.is_parent]
-        if vectors is None:
-            vectors = self.embedder.embed_documents([c.text for c in children], progress=progress)
+        children, vectors = children_and_vectors(chunks, vectors, self.embedder, progress=progress)
         labels = np.arange(self._next_label, self._next_label + len(children), dtype=np.int64)
         label_of = {c.chunk_id: int(lab) for c, lab in zip(children, labels, strict=True)}
         self.catalogue.begin()

@@ -69,15 +69,7 @@ class PgCatalogue:
             "file_path = EXCLUDED.file_path, n_children = EXCLUDED.n_children, "
             "n_sections = EXCLUDED.n_sections, metadata = EXCLUDED.metadata, "
             "added_at = EXCLUDED.added_at",
-            row.doc_id,
-            row.source,
-            row.kind,
-            row.title,
-            row.file_path,
-            row.n_children,
-            row.n_sections,
-            Jsonb(row.metadata),
-            row.added_at,
+            *row.values(Jsonb),
         )
 
     def docs_of_file(self, path: str) -> list[str]:

@@ -22,7 +22,7 @@ from ragchat.embed.base import Embedder, Matrix
 from ragchat.errors import IndexStateError, KnowledgeBaseNotFound
 from ragchat.settings import Settings
 from ragchat.types import Chunk
-from ragchat.vectorstores.base import DocumentRow
+from ragchat.vectorstores.base import DocumentRow, children_and_vectors
 from ragchat.vectorstores.manifest import Manifest, check_embedder, now_iso
 from ragchat.vectorstores.names import validate_name
 from ragchat.vectorstores.pgvector import search as pg_search
@@ -236,9 +236,7 @@ class PgVectorKB(PgReads):
         save: bool = True,
     ) -> int:
         """Writes chunks by id: writing a chunk again replaces it."""
-        children = [c for c in chunks if not c.is_parent]
-        if vectors is None:
-            vectors = self.embedder.embed_documents([c.text for c in children], progress=progress)
+        children, vectors = children_and_vectors(chunks, vectors, self.embedder, progress=progress)
         stats = pg_search.term_counts([c.text for c in children])
         with self._session.write() as conn:
             self._drop_rows(conn, "chunk_id = ANY(%s)", [[c.chunk_id for c in chunks]])

@@ -18,7 +18,7 @@ from ragchat.errors import (
 )
 from ragchat.settings import Settings
 from ragchat.types import Chunk
-from ragchat.vectorstores.base import DocumentRow
+from ragchat.vectorstores.base import DocumentRow, children_and_vectors
 from ragchat.vectorstores.manifest import Manifest, check_embedder, now_iso
 from ragchat.vectorstores.names import validate_name
 from ragchat.vectorstores.qdrant.catalogue import QdrantCatalogue, scroll
@@ -250,9 +250,7 @@ class QdrantKB:
     ) -> int:
         """Upserts chunks by id: writing a chunk again replaces it (a re-run after a crash
         converges on the same points)."""
-        children = [c for c in chunks if not c.is_parent]
-        if vectors is None:
-            vectors = self.embedder.embed_documents([c.text for c in children], progress=progress)
+        children, vectors = children_and_vectors(chunks, vectors, self.embedder, progress=progress)
         texts = [c.text for c in children]
         avgdl = self._avgdl(document_lengths(texts))
         sparse = document_vectors(texts, avgdl, self.manifest.bm25["k1"], self.manifest.bm25["b"])
