@@ -129,18 +129,6 @@ Call = (
     | DeleteDocument
     | Save
 )
-CALLS = (
-    FileSha,
-    KnownDocuments,
-    DocsOfFile,
-    PathsWithSha,
-    SetDocumentFile,
-    RecordFile,
-    AddChunks,
-    AddDocumentRow,
-    DeleteDocument,
-    Save,
-)
 
 
 # -- child → parent: what it is doing, and how it ended ----------------------------------------

@@ -44,7 +44,6 @@ from ragchat.ingest.pipeline import load_file
 from ragchat.ingestion.ingest import IngestReport, Loader, Progress, ingest_job
 from ragchat.ingestion.job import IngestJob
 from ragchat.ingestion.wire import (
-    CALLS,
     AddChunks,
     AddDocumentRow,
     Call,
@@ -241,7 +240,7 @@ def _serve(
         if isinstance(msg, ProgressMessage):
             if progress is not None:
                 progress(msg.stage, msg.done, msg.total)  # may raise: the child is killed
-        elif isinstance(msg, CALLS) and kb is not None:
+        elif isinstance(msg, Call) and kb is not None:
             conn.send(_answer(kb, msg))
         elif isinstance(msg, Failed):
             raise IngestWorkerError(msg.message)
