@@ -122,4 +122,4 @@ class CorrectiveNodes:
         self.wiring.stream.whole(reply)
         confidence = state.confidence or 0.0
         verdict = refused("confidence", confidence, self.tuning.answer_confidence)
-        return {"reply": reply, "citations": [], "no_answer": True, "answer_decision": verdict}
+        return answering.Answer(reply, [], True, verdict).update()
