@@ -8,10 +8,17 @@ evidence of at least ``--near``), refits with them as safe examples and repeats 
 ``--rounds`` rounds; writes ``src/ragchat/safety/data/ordinary.yaml``. Rules are not mined
 (a rule fires whatever the head says; rule false alarms are fixed in the rule).
 
-Without ``--mine``: false alarms per screen (rule, head, overdose intent) on a split. Example::
+``--screens``: writes ``src/ragchat/safety/data/screens.yaml`` from the train split of
+``corpus/screens.jsonl``: the messages that mean it join their category's head examples, the
+everyday idioms the everyday look-alikes.
+
+Without either: false alarms per screen (rule, head, overdose intent) on a split, then on the
+same split of ``corpus/screens.jsonl`` the idioms' false alarms and the meant messages caught,
+per category. Example::
 
     PYTHONPATH=src .venv/bin/python benchmarks/safety_ordinary.py --split val
     PYTHONPATH=src .venv/bin/python benchmarks/safety_ordinary.py --mine --rounds 2
+    PYTHONPATH=src .venv/bin/python benchmarks/safety_ordinary.py --screens
 """
 
 from __future__ import annotations
@@ -52,6 +59,28 @@ def ordinary(split: set[str]) -> list[tuple[str, str]]:
         if r["split"] in split and labels.get(r["id"]) == "ordinary":
             out.append(("message", r["message"]))
     return out
+
+
+def screens(split: set[str]) -> list[dict[str, str]]:
+    """The records of ``corpus/screens.jsonl`` in ``split``."""
+    lines = (CORPUS / "screens.jsonl").read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if r["split"] in split]
+
+
+def caught(clf: OfflineSafetyClassifier, records: list[dict[str, str]], show: int) -> None:
+    """Meant messages blocked, per category (any category counts: each gets a safety reply)."""
+    hits: collections.Counter[str] = collections.Counter()
+    totals: collections.Counter[str] = collections.Counter()
+    missed: list[str] = []
+    for r in records:
+        totals[r["label"]] += 1
+        if clf.classify_sync(r["message"]).safe:
+            missed.append(r["message"])
+        else:
+            hits[r["label"]] += 1
+    print("meant messages caught:", {k: f"{hits[k]}/{totals[k]}" for k in sorted(totals)})
+    for text in missed[:show]:
+        print(f"          missed: {text[:100]}")
 
 
 def screen(reason: str) -> str:
@@ -106,17 +135,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="val")
     parser.add_argument("--mine", action="store_true")
+    parser.add_argument("--screens", action="store_true")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--near", type=float, default=0.2)
     parser.add_argument("--show", type=int, default=3)
     args = parser.parse_args()
     settings = Settings()
     embedder = resources.embedder(settings)
+    if args.screens:
+        write_screens(screens({"train"}))
+        return
     if not args.mine:
         clf = OfflineSafetyClassifier(embedder)
-        items = ordinary(set(args.split.split(",")))
+        split = set(args.split.split(","))
+        items = ordinary(split)
         print(f"{args.split}: {len(items)} ordinary questions, turns and messages")
         false_alarms(clf, items, args.show)
+        records = screens(split)
+        idioms = [("idiom", r["message"]) for r in records if r["label"] == "ordinary"]
+        print(f"{args.split}: {len(idioms)} everyday idioms (corpus/screens.jsonl)")
+        false_alarms(clf, idioms, args.show)
+        caught(clf, [r for r in records if r["label"] != "ordinary"], args.show)
         return
     texts = sorted({t for _, t in ordinary({"train"})})
     mined: dict[str, list[str]] = {"safe": [], "doses": []}
@@ -149,6 +188,26 @@ def write(mined: dict[str, list[str]]) -> None:
     )
     body = yaml.safe_dump({k: sorted(v) for k, v in mined.items()}, allow_unicode=True, width=100)
     evidence.ORDINARY_PATH.write_text(header + body, encoding="utf-8")
+
+
+def write_screens(records: list[dict[str, str]]) -> None:
+    meant: dict[str, list[str]] = collections.defaultdict(list)
+    for r in records:
+        if r["label"] != "ordinary":
+            meant[r["label"]].append(r["message"])
+    data = {
+        "categories": {k: sorted(v) for k, v in sorted(meant.items())},
+        "everyday": sorted(r["message"] for r in records if r["label"] == "ordinary"),
+    }
+    header = (
+        "# The train split of corpus/screens.jsonl, written by\n"
+        "# benchmarks/safety_ordinary.py --screens: `categories` join the category head's\n"
+        "# examples, `everyday` the everyday look-alikes (safety/evidence.py).\n"
+    )
+    body = yaml.safe_dump(data, allow_unicode=True, width=100)
+    evidence.SCREENS_PATH.write_text(header + body, encoding="utf-8")
+    n_meant = sum(map(len, meant.values()))
+    print(f"wrote {n_meant} + {len(data['everyday'])} to {evidence.SCREENS_PATH}")
 
 
 if __name__ == "__main__":

@@ -27,10 +27,18 @@ EXEMPLARS_PATH = Path(__file__).parent / "data" / "exemplars.yaml"
 # alarming: mined from the user-documents corpus's train split (benchmarks/safety_ordinary.py)
 # and fitted as safe examples with the default exemplars.
 ORDINARY_PATH = Path(__file__).parent / "data" / "ordinary.yaml"
+# The train split of corpus/screens.jsonl (benchmarks/safety_ordinary.py --screens): messages
+# about people's own documents that mean it (self-harm, threats, attacks on the assistant)
+# join the head's category examples; everyday idioms that only sound like them ("my mum will
+# kill me", "bored to death") join the everyday look-alikes. Written apart from the calibration
+# and hold-out sets, so those still measure the head on messages it never saw.
+SCREENS_PATH = Path(__file__).parent / "data" / "screens.yaml"
+# Each screen example weighs this much against a hand-written exemplar in the head's fit.
+SCREENS_WEIGHT = 0.5
 # Together the ordinary examples weigh this share of the hand-written safe exemplars in the
 # head's fit: enough to move the boundary off everyday document questions, not so much that
 # the safe class's prior swamps the categories' few exemplars.
-ORDINARY_WEIGHT = 0.25
+ORDINARY_WEIGHT = 0.5
 
 # How similar a sentence must be to an everyday look-alike before that can outweigh a
 # category's exemplars (``MessageScores.ordinary``). Swept on the dev sets only
@@ -58,6 +66,13 @@ class Exemplars:
     # few intent exemplars would drown in all of them).
     ordinary: tuple[str, ...] = ()
     ordinary_doses: tuple[str, ...] = ()
+    # Per category, messages that mean it (``SCREENS_PATH``): fitted into the category head
+    # beside ``categories``, but not into the overdose-intent head, whose positives stay the
+    # hand-written intent exemplars.
+    screens: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def head_examples(self, key: str) -> tuple[str, ...]:
+        return (*self.categories[key], *self.screens.get(key, ()))
 
 
 def load_exemplars(path: Path | None = None) -> Exemplars:
@@ -80,14 +95,23 @@ def load_exemplars(path: Path | None = None) -> Exemplars:
     if not isinstance(everyday, list):
         raise ValueError(f"{source}: 'everyday' must be a list of texts")
     ordinary: dict[str, Any] = {}
+    screens: dict[str, Any] = {}
     if path is None and ORDINARY_PATH.exists():
         ordinary = yaml.safe_load(ORDINARY_PATH.read_text(encoding="utf-8")) or {}
+    if path is None and SCREENS_PATH.exists():
+        screens = yaml.safe_load(SCREENS_PATH.read_text(encoding="utf-8")) or {}
+    meant = {
+        str(key): tuple(str(t) for t in texts)
+        for key, texts in (screens.get("categories") or {}).items()
+        if key in categories
+    }
     return Exemplars(
         categories,
         tuple(str(t) for t in safe),
-        tuple(str(t) for t in everyday),
+        tuple(str(t) for t in [*everyday, *(screens.get("everyday") or ())]),
         tuple(str(t) for t in ordinary.get("safe") or ()),
         tuple(str(t) for t in ordinary.get("doses") or ()),
+        meant,
     )
 
 

@@ -34,6 +34,7 @@ from ragchat.safety.base import DEFAULT_BLOCKED, SafetyVerdict, most_severe, val
 from ragchat.safety.evidence import (
     EXEMPLARS_PATH,
     ORDINARY_WEIGHT,
+    SCREENS_WEIGHT,
     Exemplars,
     FloatArray,
     MessageScores,
@@ -79,7 +80,15 @@ DEFAULT_LINEAR_THRESHOLD = 0.45
 # an answer. Explicit intent is caught by the rules whatever the threshold. On the calibration
 # set 0.45 and 0.50 caught the same self-harm messages; at 0.45 two of the 42 everyday-distress
 # messages in tests/safety/distress.yaml were refused, at 0.50 none.
-CATEGORY_LINEAR_THRESHOLDS: dict[str, float] = {"self_harm": 0.50}
+# Violent crimes and prompt injection, whose heads also learn from the corpus's screens
+# (``SCREENS_PATH``), need 0.50: on the corpus's val split (benchmarks/safety_ordinary.py) the
+# heads then caught 17 of 24 meant messages against 14, with 8 false alarms on 1,182 ordinary
+# messages against 9.
+CATEGORY_LINEAR_THRESHOLDS: dict[str, float] = {
+    "self_harm": 0.50,
+    "violent_crimes": 0.50,
+    "prompt_injection": 0.50,
+}
 # The softmax always shares out all its probability, so a text unlike every exemplar (a
 # surgical study title) can still land on a category. Linear scoring also needs the segment to
 # be at least this similar to one of the category's exemplars; on the calibration set the
@@ -138,8 +147,8 @@ class OfflineSafetyClassifier:
             exemplars = load_exemplars(exemplars)
         self.exemplars = exemplars
         self._keys = tuple(exemplars.categories)
-        texts = [t for key in self._keys for t in exemplars.categories[key]]
-        owners = [key for key in self._keys for _ in exemplars.categories[key]]
+        texts = [t for key in self._keys for t in exemplars.head_examples(key)]
+        owners = [key for key in self._keys for _ in exemplars.head_examples(key)]
         safe = (*exemplars.safe, *exemplars.ordinary)
         matrix = _embed_exemplars(embedder, (*texts, *safe))
         self._matrix = matrix[: len(texts)]
@@ -156,6 +165,10 @@ class OfflineSafetyClassifier:
         self._head: tuple[FloatArray, FloatArray] | None = None
         if scoring == "linear":
             weights = np.ones(len(labels))
+            written = {t for key in self._keys for t in exemplars.categories[key]}
+            for i, text in enumerate(texts):
+                if text not in written:  # a corpus screen example
+                    weights[i] = SCREENS_WEIGHT
             if exemplars.ordinary:
                 share = ORDINARY_WEIGHT * len(exemplars.safe) / len(exemplars.ordinary)
                 weights[len(texts) + len(exemplars.safe) :] = min(1.0, share)
@@ -305,7 +318,7 @@ class OfflineSafetyClassifier:
         sim = scores.fires(category, limit, gap)
         if sim is None:
             return None
-        exemplar = self.exemplars.categories[category][scores.exemplar[category]]
+        exemplar = self.exemplars.head_examples(category)[scores.exemplar[category]]
         safe_best = max(s for _, s in scores.pairs[category])
         return sim, (
             f"embedding {category}: similarity {sim:.2f} (safe {safe_best:.2f}) "
