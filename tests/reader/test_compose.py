@@ -11,6 +11,7 @@ from ragchat.embed.base import Embedder
 from ragchat.reader.compose import answer
 from ragchat.reader.decision import refused
 from ragchat.reader.model import ReaderModel
+from ragchat.types import Hit
 
 NO = "Your documents don't cover this."
 
@@ -110,3 +111,45 @@ def test_a_refusal_names_the_reader_with_its_probability_and_threshold(
     assert decision.threshold == 1.0 and decision.p_answerable is not None
     assert decision.p_answerable < 1.0
     assert str(decision).startswith("reader: P(answerable) 0.")
+
+
+def _call_hit() -> Hit:
+    lines = [
+        ("Gareth Price", "Right, communication is the last thing on my list for today."),
+        ("Gareth Price", "Once we're on site, I'd like a weekly site meeting."),
+        ("Gareth Price", "Thursdays at eight, before the lads get going?"),
+        ("Priya Shah", "Eight's fine."),
+        ("Dana Whitcombe", "I'll send the agenda round the day before, with the photos."),
+    ]
+    text, cues, at = "", [], 0.0
+    for speaker, said in lines:
+        line = f"{speaker}: {said}"
+        start = len(text)
+        text += line + "\n"
+        cues.append([start, start + len(line), at, at + 4.0, speaker])
+        at += 5.0
+    return make_hit(
+        "call", text.strip(), title="Kickoff call", doc_id="call", cues=cues, kind="vtt",
+        source="call.vtt",
+    )  # fmt: skip
+
+
+def test_a_transcript_lead_is_quoted_with_the_lines_that_answer_it(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    """The line naming the topic ("a weekly site meeting") is the lead; the answer comes a
+    line later, asked back as a question, and the citation spans both captions."""
+    reply = ask("When are the site meetings?", real_embedder, model, hits=[_call_hit()])
+    assert not reply.no_answer, reply.answer_decision
+    assert "weekly site meeting" in reply.text
+    assert "Thursdays at eight" in reply.text
+    assert reply.text.index("weekly site meeting") < reply.text.index("Thursdays at eight")
+    assert reply.citations[0].end_ts is not None
+    assert reply.citations[0].end_ts >= "00:00:14"  # the third caption ends at 14 s
+
+
+def test_a_passage_without_captions_gets_no_following_lines(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    reply = ask("How much can an adult take?", real_embedder, model)
+    assert "25 °C" not in reply.text and "Ibuprofen is" not in reply.text
