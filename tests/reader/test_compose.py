@@ -138,7 +138,8 @@ def test_a_transcript_lead_is_quoted_with_the_lines_that_answer_it(
     real_embedder: Embedder, model: ReaderModel
 ) -> None:
     """The line naming the topic ("a weekly site meeting") is the lead; the answer comes a
-    line later, asked back as a question, and the citation spans both captions."""
+    line later, asked back as a question; the exchange is quoted as one passage with one
+    marker, from the line before the lead, and the citation spans its captions."""
     reply = ask("When are the site meetings?", real_embedder, model, hits=[_call_hit()])
     assert not reply.no_answer, reply.answer_decision
     assert "weekly site meeting" in reply.text
@@ -146,6 +147,8 @@ def test_a_transcript_lead_is_quoted_with_the_lines_that_answer_it(
     assert reply.text.index("weekly site meeting") < reply.text.index("Thursdays at eight")
     assert reply.citations[0].end_ts is not None
     assert reply.citations[0].end_ts >= "00:00:14"  # the third caption ends at 14 s
+    assert reply.text.startswith("Communication is the last thing")  # "Right," is an opener
+    assert reply.text.count("[1]") == 1
 
 
 def test_a_passage_without_captions_gets_no_following_lines(

@@ -23,8 +23,10 @@ from ragchat.types import Citation, Hit, chunk_cues, citation_from_hit
 DUP_COSINE = 0.9
 # A spoken answer often comes a line after the one that names its topic ("I'd like a weekly
 # site meeting." → "Thursdays at eight, before the lads get going?"), in words too short, or
-# asked back as a question, to be a candidate of its own: a transcript lead is quoted with
-# the sentences that follow it in its passage.
+# asked back as a question, to be a candidate of its own; or a line before it, where the
+# question was answered before the topic was named again: a transcript lead is quoted with
+# the sentences around it in its passage (``_around``).
+TRANSCRIPT_BEFORE = 1
 TRANSCRIPT_FOLLOW = 3
 # A sentence from another section than the lead's joins only when the model rates it at least
 # this share of the lead ("How is it treated?" quotes the treatment, not the definition too).
@@ -157,17 +159,17 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     citations: list[Citation] = []
     sentences: list[tuple[str, int]] = []
     quoted: dict[int, list[str]] = {}
-    follow = _follow(prepared, chosen[0], chosen) if chosen else []
+    before, after = _around(prepared, chosen[0], chosen) if chosen else ([], [])
     for i in sorted(chosen, key=place):
         rank = cands[i].hit_rank
         if rank not in numbers:
             numbers[rank] = len(numbers) + 1
             citations.append(citation_from_hit(hits[rank], numbers[rank]))
-        sentences.append((without_opener(prepared.plain[i], lead=not sentences), numbers[rank]))
-        quoted.setdefault(rank, []).append(prepared.plain[i])
-        if i == chosen[0]:
-            sentences += [(t, numbers[rank]) for t in follow]
-            quoted[rank] += follow
+        said = [*before, prepared.plain[i], *after] if i == chosen[0] else [prepared.plain[i]]
+        # An exchange is quoted as one passage with one marker, not a marker per line.
+        text = " ".join(t.strip() for t in said)
+        sentences.append((without_opener(text, lead=not sentences), numbers[rank]))
+        quoted.setdefault(rank, []).extend(said)
     citations = [
         narrow_citation(c, hits[rank], quoted[rank])
         for c, rank in zip(citations, numbers, strict=True)
@@ -178,19 +180,25 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     return Reply(text, citations, sentences, answer_decision=answered("reader", reading.answerable))
 
 
-def _follow(prepared: Prepared, lead: int, chosen: Sequence[int]) -> list[str]:
-    """The ``TRANSCRIPT_FOLLOW`` sentences after a transcript lead in its passage, those not
-    quoted already. On the corpus's transcript questions (vtt), key facts with 0, 2, 3, 4
-    sentences: train 67.4, 70.5, 73.5, 75.0%; val 33.3, 46.2, 48.7, 53.8%; 3 keeps a reply
-    to a few lines of the exchange."""
+def _around(prepared: Prepared, lead: int, chosen: Sequence[int]) -> tuple[list[str], list[str]]:
+    """The ``TRANSCRIPT_BEFORE`` sentences before a transcript lead and the
+    ``TRANSCRIPT_FOLLOW`` after it in its passage, those not quoted already. On the corpus's
+    transcript questions (vtt), key facts / right place with 0, 2, 3, 4 sentences after:
+    train 67.4/66.7, 70.5/69.7, 73.5/74.2, 75.0/75.8%; val 33.3/38.5, 46.2/48.7, 48.7/53.8,
+    53.8/53.8%; one before and three after: train 76.5/78.0%, val 51.3/56.4%."""
     cand = prepared.cands[lead]
     hit = prepared.hits[cand.hit_rank]
     if not (hit.cues if hit.context is not None else chunk_cues(hit.chunk)):
-        return []
+        return [], []
     taken = {prepared.cands[i].order for i in chosen if prepared.cands[i].hit_rank == cand.hit_rank}
     pieces = segment(hit.context or hit.chunk.text or "")
+    before = range(max(0, cand.order - TRANSCRIPT_BEFORE), cand.order)
     after = range(cand.order + 1, min(len(pieces), cand.order + 1 + TRANSCRIPT_FOLLOW))
-    return [strip_speaker(pieces[k].text) for k in after if k not in taken]
+
+    def said(span: range) -> list[str]:
+        return [strip_speaker(pieces[k].text) for k in span if k not in taken]
+
+    return said(before), said(after)
 
 
 def _whole(hit: Hit, disclaimer: str) -> Reply:
