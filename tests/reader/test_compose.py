@@ -113,14 +113,28 @@ def test_a_refusal_names_the_reader_with_its_probability_and_threshold(
     assert str(decision).startswith("reader: P(answerable) 0.")
 
 
-def _call_hit() -> Hit:
-    lines = [
-        ("Gareth Price", "Right, communication is the last thing on my list for today."),
-        ("Gareth Price", "Once we're on site, I'd like a weekly site meeting."),
-        ("Gareth Price", "Thursdays at eight, before the lads get going?"),
-        ("Priya Shah", "Eight's fine."),
-        ("Dana Whitcombe", "I'll send the agenda round the day before, with the photos."),
-    ]
+CALL = [
+    ("Gareth Price", "Right, communication is the last thing on my list for today."),
+    ("Gareth Price", "Once we're on site, I'd like a weekly site meeting."),
+    ("Gareth Price", "Thursdays at eight, before the lads get going?"),
+    ("Priya Shah", "Eight's fine."),
+    ("Dana Whitcombe", "I'll send the agenda round the day before, with the photos."),
+]
+ALLOTMENT = [
+    ("Sam Okoro", "Welcome everyone, this is the Fernhill allotment committee call for March."),
+    ("Sam Okoro", "First, the water troughs. When are they being switched back on?"),
+    ("Joan Pryce", "The fourteenth of April, weather permitting."),
+    ("Sam Okoro", "And the skip for green waste?"),
+    ("Joan Pryce", "That arrives on the second Saturday in May and stays for the weekend."),
+    ("Raj Mehta", "I'd like us to do a full plot inspection this summer."),
+    ("Sam Okoro", "When?"),
+    ("Raj Mehta", "The last weekend of June."),
+    ("Joan Pryce", "Next item. Plot rents are going up to forty-two pounds a year from October."),
+    ("Raj Mehta", "Half price for the over-sixty-fives, as before."),
+]
+
+
+def _call_hit(lines: list[tuple[str, str]] = CALL) -> Hit:
     text, cues, at = "", [], 0.0
     for speaker, said in lines:
         line = f"{speaker}: {said}"
@@ -156,3 +170,15 @@ def test_a_passage_without_captions_gets_no_following_lines(
 ) -> None:
     reply = ask("How much can an adult take?", real_embedder, model)
     assert "25 °C" not in reply.text and "Ibuprofen is" not in reply.text
+
+
+def test_a_chosen_line_inside_the_exchange_is_quoted_once_in_its_place(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    reply = ask("When is the plot inspection?", real_embedder, model, hits=[_call_hit(ALLOTMENT)])
+    assert not reply.no_answer, reply.answer_decision
+    assert reply.text.count("The last weekend of June") == 1, reply.text
+    assert reply.text.index("plot inspection this summer") < reply.text.index("When?")
+    assert reply.text.index("When?") < reply.text.index("The last weekend of June")
+    assert reply.text.index("The last weekend of June") < reply.text.index("Next item")
+    assert reply.text.count("[1]") == 1, reply.text

@@ -25,7 +25,7 @@ DUP_COSINE = 0.9
 # site meeting." → "Thursdays at eight, before the lads get going?"), in words too short, or
 # asked back as a question, to be a candidate of its own; or a line before it, where the
 # question was answered before the topic was named again: a transcript lead is quoted with
-# the sentences around it in its passage (``_around``).
+# the sentences around it in its passage (``_exchange``).
 TRANSCRIPT_BEFORE = 1
 TRANSCRIPT_FOLLOW = 3
 # A sentence from another section than the lead's joins only when the model rates it at least
@@ -159,13 +159,15 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     citations: list[Citation] = []
     sentences: list[tuple[str, int]] = []
     quoted: dict[int, list[str]] = {}
-    before, after = _around(prepared, chosen[0], chosen) if chosen else ([], [])
+    exchange, within = _exchange(prepared, chosen[0], chosen) if chosen else ([], set())
     for i in sorted(chosen, key=place):
+        if i in within and i != chosen[0]:
+            continue  # quoted in the lead's exchange
         rank = cands[i].hit_rank
         if rank not in numbers:
             numbers[rank] = len(numbers) + 1
             citations.append(citation_from_hit(hits[rank], numbers[rank]))
-        said = [*before, prepared.plain[i], *after] if i == chosen[0] else [prepared.plain[i]]
+        said = exchange if i == chosen[0] and exchange else [prepared.plain[i]]
         # An exchange is quoted as one passage with one marker, not a marker per line.
         text = " ".join(t.strip() for t in said)
         sentences.append((without_opener(text, lead=not sentences), numbers[rank]))
@@ -180,25 +182,29 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     return Reply(text, citations, sentences, answer_decision=answered("reader", reading.answerable))
 
 
-def _around(prepared: Prepared, lead: int, chosen: Sequence[int]) -> tuple[list[str], list[str]]:
-    """The ``TRANSCRIPT_BEFORE`` sentences before a transcript lead and the
-    ``TRANSCRIPT_FOLLOW`` after it in its passage, those not quoted already. On the corpus's
+def _exchange(prepared: Prepared, lead: int, chosen: Sequence[int]) -> tuple[list[str], set[int]]:
+    """A transcript lead's exchange: the ``TRANSCRIPT_BEFORE`` sentences before it and the
+    ``TRANSCRIPT_FOLLOW`` after it in its passage, in order, and the chosen candidates it
+    takes in (quoted there, not again). Empty for a passage without captions. On the corpus's
     transcript questions (vtt), key facts / right place with 0, 2, 3, 4 sentences after:
     train 67.4/66.7, 70.5/69.7, 73.5/74.2, 75.0/75.8%; val 33.3/38.5, 46.2/48.7, 48.7/53.8,
     53.8/53.8%; one before and three after: train 76.5/78.0%, val 51.3/56.4%."""
     cand = prepared.cands[lead]
     hit = prepared.hits[cand.hit_rank]
     if not (hit.cues if hit.context is not None else chunk_cues(hit.chunk)):
-        return [], []
-    taken = {prepared.cands[i].order for i in chosen if prepared.cands[i].hit_rank == cand.hit_rank}
+        return [], set()
     pieces = segment(hit.context or hit.chunk.text or "")
-    before = range(max(0, cand.order - TRANSCRIPT_BEFORE), cand.order)
-    after = range(cand.order + 1, min(len(pieces), cand.order + 1 + TRANSCRIPT_FOLLOW))
-
-    def said(span: range) -> list[str]:
-        return [strip_speaker(pieces[k].text) for k in span if k not in taken]
-
-    return said(before), said(after)
+    first = max(0, cand.order - TRANSCRIPT_BEFORE)
+    last = min(len(pieces), cand.order + 1 + TRANSCRIPT_FOLLOW)
+    by_order = {
+        prepared.cands[i].order: i for i in chosen if prepared.cands[i].hit_rank == cand.hit_rank
+    }
+    by_order[cand.order] = lead
+    texts = [
+        prepared.plain[by_order[k]] if k in by_order else strip_speaker(pieces[k].text)
+        for k in range(first, last)
+    ]
+    return texts, {i for k, i in by_order.items() if first <= k < last}
 
 
 def _whole(hit: Hit, disclaimer: str) -> Reply:
