@@ -147,8 +147,19 @@ class OfflineSafetyClassifier:
             exemplars = load_exemplars(exemplars)
         self.exemplars = exemplars
         self._keys = tuple(exemplars.categories)
-        texts = [t for key in self._keys for t in exemplars.head_examples(key)]
-        owners = [key for key in self._keys for _ in exemplars.head_examples(key)]
+        # (category, text, weight in the head's fit), in ``head_examples`` order: the
+        # hand-written exemplars, then the corpus's screen examples at ``SCREENS_WEIGHT``.
+        examples = [
+            (key, text, weight)
+            for key in self._keys
+            for group, weight in (
+                (exemplars.categories[key], 1.0),
+                (exemplars.screens.get(key, ()), SCREENS_WEIGHT),
+            )
+            for text in group
+        ]
+        texts = [text for _, text, _ in examples]
+        owners = [key for key, _, _ in examples]
         safe = (*exemplars.safe, *exemplars.ordinary)
         matrix = _embed_exemplars(embedder, (*texts, *safe))
         self._matrix = matrix[: len(texts)]
@@ -164,11 +175,7 @@ class OfflineSafetyClassifier:
         )
         self._head: tuple[FloatArray, FloatArray] | None = None
         if scoring == "linear":
-            weights = np.ones(len(labels))
-            written = {t for key in self._keys for t in exemplars.categories[key]}
-            for i, text in enumerate(texts):
-                if text not in written:  # a corpus screen example
-                    weights[i] = SCREENS_WEIGHT
+            weights = np.array([w for _, _, w in examples] + [1.0] * len(safe))
             if exemplars.ordinary:
                 share = ORDINARY_WEIGHT * len(exemplars.safe) / len(exemplars.ordinary)
                 weights[len(texts) + len(exemplars.safe) :] = min(1.0, share)
