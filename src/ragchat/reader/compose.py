@@ -15,10 +15,10 @@ from ragchat.embed.base import Embedder
 from ragchat.reader.decision import AnswerDecision, answered, refused
 from ragchat.reader.model import Choices, ReaderModel
 from ragchat.reader.question import analyse
-from ragchat.reader.quotes import narrow_citation
+from ragchat.reader.quotes import hit_cues, narrow_citation
 from ragchat.reader.read import Prepared, Reading, prepare, read
 from ragchat.reader.text import segment, strip_speaker, without_opener
-from ragchat.types import Citation, Hit, chunk_cues, citation_from_hit
+from ragchat.types import Citation, Hit, citation_from_hit
 
 DUP_COSINE = 0.9
 # A spoken answer often comes a line after the one that names its topic ("I'd like a weekly
@@ -206,7 +206,7 @@ def _exchange(prepared: Prepared, lead: int, chosen: Sequence[int]) -> tuple[lis
     53.8/53.8%; one before and three after: train 76.5/78.0%, val 51.3/56.4%."""
     cand = prepared.cands[lead]
     hit = prepared.hits[cand.hit_rank]
-    if not (hit.cues if hit.context is not None else chunk_cues(hit.chunk)):
+    if not hit_cues(hit):
         return [], set()
     pieces = segment(hit.context or hit.chunk.text or "")
     first = max(0, cand.order - TRANSCRIPT_BEFORE)

@@ -40,12 +40,18 @@ def quoted_cues(text: str, sentences: Sequence[str], cues: Sequence[TimedSpan]) 
     return [found[i] for i in sorted(found)]
 
 
+def hit_cues(hit: Hit) -> tuple[TimedSpan, ...]:
+    """The captions of the text a hit is quoted from: its parent context's when it has one,
+    else its own chunk's; empty for an untimed document."""
+    return hit.cues if hit.context is not None else chunk_cues(hit.chunk)
+
+
 def narrow_citation(citation: Citation, hit: Hit, sentences: Sequence[str]) -> Citation:
     """``citation`` with the time range and speakers of the cues ``sentences`` (quoted from
     ``hit``) come from, and those sentences as its ``quote``; unchanged for untimed hits or
     when the sentences cannot be placed."""
     text = hit.context if hit.context is not None else hit.chunk.text
-    cues = hit.cues if hit.context is not None else chunk_cues(hit.chunk)
+    cues = hit_cues(hit)
     spans = quoted_cues(text or "", sentences, cues) if cues else []
     if not spans:
         return citation
