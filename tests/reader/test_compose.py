@@ -182,3 +182,51 @@ def test_a_chosen_line_inside_the_exchange_is_quoted_once_in_its_place(
     assert reply.text.index("When?") < reply.text.index("The last weekend of June")
     assert reply.text.index("The last weekend of June") < reply.text.index("Next item")
     assert reply.text.count("[1]") == 1, reply.text
+
+
+BLEEDING = [
+    make_hit(
+        "bleeding",
+        "Press firmly on the wound with a clean pad or dressing. Keep the pressure on for at "
+        "least 10 minutes without lifting to check. If blood soaks through, put a second pad "
+        "on top of the first. Do not remove the first pad. Seek medical help if the bleeding "
+        "has not stopped after 30 minutes.",
+        title="First aid", heading_path=["First aid", "Wounds"], doc_id="aid",
+        position=0,
+    ),
+]  # fmt: skip
+
+
+def test_a_prose_lead_is_quoted_with_the_sentences_around_it(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    """The lead ("put a second pad on top") does not say what was asked; the sentence after
+    it does, though the scorer rates it too low to be chosen on its own."""
+    question = "The blood has soaked right through the dressing, do I take it off and start again?"
+    reply = ask(question, real_embedder, model, hits=BLEEDING)
+    assert not reply.no_answer, reply.answer_decision
+    assert "second pad" in reply.text and "Do not remove the first pad" in reply.text, reply.text
+    # in reading order, one section cited once
+    assert reply.text.index("second pad") < reply.text.index("Do not remove")
+    assert len(reply.citations) == 1
+
+
+PRICES = [
+    make_hit(
+        "pots",
+        "SKU: PT02; Product: Terracotta pot; Pot size: 25cm; Price (£): 9.99.\n"
+        "SKU: PT03; Product: Terracotta pot; Pot size: 40cm; Price (£): 24.99.\n"
+        "SKU: PT04; Product: Glazed pot; Pot size: 30cm; Price (£): 18.50.",
+        title="Price list", heading_path=["Price list", "Pots and containers"],
+        doc_id="prices", position=0,
+    ),
+]  # fmt: skip
+
+
+def test_a_table_row_lead_is_quoted_without_its_neighbouring_rows(
+    real_embedder: Embedder, model: ReaderModel
+) -> None:
+    reply = ask("How much is the 40cm terracotta pot?", real_embedder, model, hits=PRICES)
+    assert not reply.no_answer, reply.answer_decision
+    assert "24.99" in reply.text, reply.text
+    assert "18.50" not in reply.text, reply.text
