@@ -1,7 +1,8 @@
 """The offline answer from a reading: refuse when the passages do not answer (one calibrated
 probability under the threshold chosen on val), else quote the lead candidate and those the
-model rates near it, in document order, cited — a transcript citation narrowed to the
-captions quoted, a table citation to the rows quoted."""
+model rates near it — with the sentences around a prose lead, the exchange around a
+transcript line, unless the lead answers by itself — in document order, cited: a transcript
+citation narrowed to the captions quoted, a table citation to the rows quoted."""
 
 from __future__ import annotations
 
