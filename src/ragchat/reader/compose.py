@@ -31,17 +31,20 @@ DUP_COSINE = 0.9
 TRANSCRIPT_BEFORE = 1
 TRANSCRIPT_FOLLOW = 3
 # A lead that holds what the question asks for ("Who is the race officer?" → "The race officer
-# will be Helen Park.") or that the scorer is this sure of answers by itself: quoted alone,
-# cited to its own cue. With that gate, the corpus's transcript questions, key facts / right
-# place: train 75.0/75.0% (76.5/78.0% quoting every lead's exchange), val 51.3/56.4% (the
-# same); a probability gate alone at 0.7 lost val questions (48.7/53.8%).
-TRANSCRIPT_SURE = 0.9
-# A prose lead is quoted with the sentence before and the one after it in its section, unless
-# it answers by itself (``_answers_alone``): the fact is often in the next sentence ("Use warm
-# water, not boiling water" after "Pour warm water … along the pipe") or the one before. On
-# the corpus's answerable questions (simulated over the retrieved passages, out of fold on
-# train), key facts / words per reply: lead and model-chosen only train 73.7% / 34, val 69.3%
-# / 31; with the next sentence 75.9% / 40, 71.6% / 36; before and after 77.0% / 46, 72.5% / 42.
+# will be Helen Park.") or that the scorer is this sure of answers by itself: quoted alone
+# (``_answers_alone``), without the exchange of a transcript line or the sentences around a
+# prose lead. For transcripts, cited to its own cue; the corpus's transcript questions, key
+# facts / right place: train 75.0/75.0% (76.5/78.0% quoting every lead's exchange), val
+# 51.3/56.4% (the same); a probability gate alone at 0.7 lost val questions (48.7/53.8%).
+ANSWERS_ALONE = 0.9
+# A prose lead that does not answer by itself is quoted with the candidate sentence just before
+# and the one just after it under its heading: the fact is often a sentence away from the one
+# the scorer rates best ("If blood soaks through, put a second pad on top of the first." /
+# "Do not remove the first pad."). Simulated over the retrieved passages of the corpus's
+# answerable questions (``benchmarks/reader_around.py``; train out of fold), key facts / words
+# per reply: without, train 73.6% / 33, val 70.2% / 31; the next sentence 75.9% / 39,
+# 72.4% / 36; before and after 76.9% / 45, 73.4% / 42. Only candidates are quoted: a sentence
+# too short to be one ("Call 999.") is not.
 PROSE_AROUND = 1
 # A sentence from another section than the lead's joins only when the model rates it at least
 # this share of the lead ("How is it treated?" quotes the treatment, not the definition too).
@@ -91,7 +94,9 @@ def _with_marker(sentence: str, n: int) -> str:
 
 def choose(reading: Reading, choices: Choices) -> list[int]:
     """The lead, then the candidates the model rates at least ``relative`` × the lead's and
-    ``floor``, from the lead's document, not repeating a chosen one; best first."""
+    ``floor``, from the lead's document, not repeating a chosen one, best first, at most
+    ``max_sentences``; then the sentence naming a pronoun lead's subject and, unless the lead
+    answers by itself, the sentences beside a prose lead (so up to ``max_sentences`` + 3)."""
     probs = reading.probs
     prepared = reading.prepared
     if reading.lead < 0:
@@ -127,11 +132,11 @@ def _repeats(vectors: np.ndarray | None, i: int, keep: Sequence[int]) -> bool:
 
 
 def _beside(prepared: Prepared, lead: int) -> list[int]:
-    """The sentences just before and after a prose lead in its section (``PROSE_AROUND``);
-    none for a table row (the next row is another record) or a transcript line (quoted with
-    its exchange)."""
+    """The candidates just before and after the lead under its heading in its passage
+    (``PROSE_AROUND``); none for a table row, whose neighbours are other records. (A
+    transcript line's neighbours are inside its exchange, ``_exchange``.)"""
     cand = prepared.cands[lead]
-    if _is_row(prepared, lead) or hit_cues(prepared.hits[cand.hit_rank]):
+    if _is_row(prepared, lead):
         return []
     return [
         i
@@ -228,10 +233,10 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
 
 def _answers_alone(reading: Reading, lead: int) -> bool:
     """The lead holds what the question asks for (a name for "who", a date for "when", a
-    number for "how much") or the scorer is ``TRANSCRIPT_SURE`` of it."""
+    number for "how much") or the scorer is ``ANSWERS_ALONE`` of it."""
     want = reading.prepared.question.wanted
     holds = want.pattern is not None and want.pattern.search(reading.prepared.plain[lead])
-    return bool(holds) or float(reading.probs[lead]) >= TRANSCRIPT_SURE
+    return bool(holds) or float(reading.probs[lead]) >= ANSWERS_ALONE
 
 
 def _exchange(prepared: Prepared, lead: int, chosen: Sequence[int]) -> tuple[list[str], set[int]]:

@@ -24,8 +24,10 @@ DATA = Path(__file__).parent / "data"
 @dataclass(frozen=True)
 class Choices:
     """What was chosen on the validation split: the refusal threshold on P(answerable), and
-    which further candidates join the lead (probability at least ``relative`` × the lead's
-    and ``floor``, at most ``max_sentences`` in all)."""
+    which further candidates join the lead for their probability (at least ``relative`` ×
+    the lead's and ``floor``, at most ``max_sentences`` in all; the composer may add a
+    pronoun's subject and the sentences beside a prose lead, ``compose.choose``). The
+    trainer's simulation of these choices quotes the chosen candidates only."""
 
     threshold: float = 0.5
     relative: float = 0.5
