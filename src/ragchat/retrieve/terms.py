@@ -36,6 +36,10 @@ NUMBER_WORDS: tuple[str, ...] = (
 # "one|two|…|twelve", for regular expressions.
 NUMBER_WORD_PATTERN = "|".join(NUMBER_WORDS[1:])
 
+# What an "it" with no referent is ("if it's icy", "is it raining?", "it gets dark early"): the
+# weather and the time of day, never a thing talked about.
+IMPERSONAL = wordset("raining snowing icy frosty foggy windy stormy sunny freezing dark late")
+
 # Words every question uses; they say little about what it is about.
 GENERIC_WORDS = wordset(
     """take taking took use using used get give need help make know tell want good bad much

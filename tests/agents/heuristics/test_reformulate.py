@@ -648,3 +648,23 @@ def test_an_amount_is_not_what_a_verb_acted_on() -> None:
         ("What's the mileage rate?", "You can claim 45p per mile for the first 10,000 miles [1].")
     )
     assert reformulate("And how do I claim it?", history) == "And how do I claim mileage rate?"
+
+
+WINTER = conv("Do I need mudguards in winter?", "why?")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Is the ride on if it's icy?",
+        "Is the ride still on if it is raining?",
+        "Do we still go if it gets dark?",
+    ],
+)
+def test_an_it_that_points_at_nothing_is_left_alone(message: str) -> None:
+    """The weather's "it" is not the mudguards: the message is a question of its own."""
+    assert reformulate(message, WINTER) == message
+
+
+def test_an_it_that_points_back_is_still_resolved() -> None:
+    assert reformulate("Is it waterproof?", WINTER) == "Is mudguards waterproof?"

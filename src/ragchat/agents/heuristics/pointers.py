@@ -12,9 +12,15 @@ from dataclasses import dataclass
 
 from ragchat.agents.heuristics import referents
 from ragchat.reader.text import STOPWORDS, stem, words, wordset
+from ragchat.retrieve.terms import IMPERSONAL
 from ragchat.types import HistoryMessage
 
-PRONOUN = re.compile(r"\b(it's|it’s|its|it|they|them|their|theirs)\b", re.IGNORECASE)
+# "it" pointing at nothing ("Is the ride on if it's icy?") is not a pronoun here.
+_IMPERSONAL = (
+    r"(?!(?:['’]s)?\s+(?:(?:is|was|gets|will\s+be)\s+)?(?:very\s+|really\s+|too\s+|still\s+)?"
+    rf"(?:{'|'.join(sorted(IMPERSONAL))})\b)"
+)
+PRONOUN = re.compile(rf"\b(it's|it’s|its|it|they|them|their|theirs)\b{_IMPERSONAL}", re.IGNORECASE)
 DEMONSTRATIVE = re.compile(
     r"\b(?:this|that|these|those)(?:\s+(?:medicine|medication|drug|pill|pills|tablet|tablets|"
     r"condition|illness|disease|one|ones|stuff|thing|treatment|problem))?(?=\s*[?.!,]|\s*$|"
