@@ -36,8 +36,6 @@ FEATURES: tuple[str, ...] = (
     # place
     "hit_rank", "hit_score", "hit_dense", "hit_sparse", "in_child", "on_aspect", "order",
     "n_words", "speaker", "same_doc_as_best",
-    # the conversation: the previous message and this one, read together
-    "conv_cos", "conv_gap",
 )  # fmt: skip
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 _NUMBER = re.compile(r"\d")
@@ -50,16 +48,13 @@ _ROW_CELL = re.compile(r"(?:^|;\s+)([A-Z][\w .'’()/-]{0,40}):\s")
 class Inputs:
     """What the features are computed from: the candidates, their texts without speaker
     labels, the hits they come from, and the cosines of the question with each candidate and
-    with its labelled form ("heading: sentence"); ``conv_cos``, of the user's previous and
-    present messages read together with each candidate (``None``: no previous message, the
-    question's own cosines stand in)."""
+    with its labelled form ("heading: sentence")."""
 
     cands: Sequence[Candidate]
     plain: Sequence[str]
     hits: Sequence[Hit]
     cos: np.ndarray
     ctx_cos: np.ndarray
-    conv_cos: np.ndarray | None = None
 
 
 def _coverage(wanted: frozenset[str] | set[str], have: set[str], weight: dict[str, float]) -> float:
@@ -122,14 +117,6 @@ def features(question: Question, x: Inputs) -> np.ndarray:
     out[:, INDEX["cos_gap"]] = cos.max() - cos
     out[:, INDEX["ctx_gap"]] = ctx.max() - ctx
     out[:, INDEX["cos_rank"]] = _rank(cos)
-    # A follow-up's rewritten question can lose what the conversation was about ("stopping
-    # distance in feet?" after "… at 40 mph"); the messages themselves keep it.
-    # Without a previous message, the question's own cosines. (Missing values there instead,
-    # so that the trees would use these only within a conversation, did worse on val:
-    # follow-ups 58.8% against 65.0%, unanswerable refused 32.4% against 34.5%.)
-    conv = cos if x.conv_cos is None else np.asarray(x.conv_cos, dtype=np.float32)
-    out[:, INDEX["conv_cos"]] = conv
-    out[:, INDEX["conv_gap"]] = conv.max() - conv
     out[:, INDEX["ctx_rank"]] = _rank(ctx)
     out[:, INDEX["lex"]] = lex
     out[:, INDEX["lex_ctx"]] = lex_ctx

