@@ -5,7 +5,7 @@ the retrieved passages of the corpus's answerable questions (the figures behind
 
 A neighbour is the candidate next to the lead in the same passage and under the same heading;
 table rows and transcript lines get none (rows are other records, transcript lines are quoted
-as an exchange). "gated" skips a lead that answers by itself (``_answers_alone``). Needs the
+as an exchange). "gated" skips a lead that answers by itself (``compose.answers_alone``). Needs the
 examples cache of ``ragchat reader train --cache DIR`` (test is never read)::
 
     PYTHONPATH=src .venv/bin/python benchmarks/reader_around.py --cache /tmp/reader-cache
@@ -22,7 +22,7 @@ import numpy as np
 from ragchat.eval.documents import facts_found
 from ragchat.eval.reader import train as trainer
 from ragchat.eval.reader.dataset import Example
-from ragchat.reader.compose import ANSWERS_ALONE
+from ragchat.reader.compose import answers_alone
 from ragchat.reader.features import INDEX
 from ragchat.reader.model import shipped
 from ragchat.reader.question import analyse
@@ -75,10 +75,7 @@ def measure(
         keep = trainer.selected(p, choices)
         lead = keep[0]
         want = analyse(e.query, e.message, e.previous).wanted
-        alone = (want.pattern is not None and want.pattern.search(e.texts[lead])) or (
-            p[lead] >= ANSWERS_ALONE
-        )
-        if spread and not (gated and alone):
+        if spread and not (gated and answers_alone(want, e.texts[lead], float(p[lead]))):
             keep = sorted(set(keep) | set(beside(e, lead, spread)))
         got += facts_found(" ".join(e.texts[i] for i in keep), facts[e.qid]) == len(facts[e.qid])
         words += sum(len(e.texts[i].split()) for i in keep)

@@ -61,6 +61,10 @@ class Wanted:
     bonus: float = 0.0
     steps: bool = False
 
+    def holds(self, text: str) -> bool:
+        """``text`` holds the kind of value asked for (never, when no kind is asked for)."""
+        return self.pattern is not None and self.pattern.search(text) is not None
+
 
 def wanted(query: str) -> Wanted:
     if _WHEN.search(query):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ragchat.embed.base import Embedder
+from ragchat.reader.answer_types import Wanted
 from ragchat.reader.decision import AnswerDecision, answered, refused
 from ragchat.reader.features import INDEX
 from ragchat.reader.model import Choices, ReaderModel
@@ -232,11 +233,16 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
 
 
 def _answers_alone(reading: Reading, lead: int) -> bool:
+    prepared = reading.prepared
+    return answers_alone(prepared.question.wanted, prepared.plain[lead], float(reading.probs[lead]))
+
+
+def answers_alone(want: Wanted, lead: str, probability: float) -> bool:
     """The lead holds what the question asks for (a name for "who", a date for "when", a
-    number for "how much") or the scorer is ``ANSWERS_ALONE`` of it."""
-    want = reading.prepared.question.wanted
-    holds = want.pattern is not None and want.pattern.search(reading.prepared.plain[lead])
-    return bool(holds) or float(reading.probs[lead]) >= ANSWERS_ALONE
+    number for "how much") or the scorer is ``ANSWERS_ALONE`` sure of it (``probability``):
+    quoted without the sentences around it (also what ``benchmarks/reader_around.py``
+    simulates)."""
+    return want.holds(lead) or probability >= ANSWERS_ALONE
 
 
 def _exchange(prepared: Prepared, lead: int, chosen: Sequence[int]) -> tuple[list[str], set[int]]:

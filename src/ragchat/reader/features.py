@@ -140,8 +140,7 @@ def features(question: Question, x: Inputs) -> np.ndarray:
         row[INDEX["heading_cov"]] = _coverage(q, headings[i] | lab, weak)
         row[INDEX["prev_q_cov"]] = _coverage(frozenset(prev_q), s | lab, {}) if prev_q else 0.0
         row[INDEX["novelty"]] = len(s - q - lab) / max(1, len(s))
-        pattern = question.wanted.pattern
-        row[INDEX["want_has"]] = pattern is not None and pattern.search(text) is not None
+        row[INDEX["want_has"]] = question.wanted.holds(text)
         values = row_values(text)
         row[INDEX["band_holds"]] = (
             bool(question.values)

@@ -298,8 +298,7 @@ def compose_answer(
     want = wanted(query)
     asked = ranges.values(query)  # "I've worked here 2 years": the "1 to 5 years" row
     for i, c in enumerate(cands):
-        has = want.pattern is not None and want.pattern.search(plain[i]) is not None
-        c.base = scored[i] + (want.bonus if has else 0.0)
+        c.base = scored[i] + (want.bonus if want.holds(plain[i]) else 0.0)
         if asked and row_values(plain[i]) is not None and ranges.holds(plain[i], asked):
             c.base += RANGE_BONUS
     focus_doc = _doc_key(hits[cands[max(range(len(cands)), key=lambda i: cands[i].base)].hit_rank])
