@@ -43,8 +43,8 @@ ANSWERS_ALONE = 0.9
 # the scorer rates best ("If blood soaks through, put a second pad on top of the first." /
 # "Do not remove the first pad."). Simulated over the retrieved passages of the corpus's
 # answerable questions (``benchmarks/reader_around.py``; train out of fold), key facts / words
-# per reply: without, train 73.6% / 33, val 70.2% / 31; the next sentence 75.9% / 39,
-# 72.4% / 36; before and after 76.9% / 45, 73.4% / 42. Only candidates are quoted: a sentence
+# per reply: without, train 73.7% / 34, val 69.3% / 31; the next sentence 75.9% / 39,
+# 71.5% / 36; before and after 77.0% / 45, 72.5% / 42. Only candidates are quoted: a sentence
 # too short to be one ("Call 999.") is not.
 PROSE_AROUND = 1
 # A sentence from another section than the lead's joins only when the model rates it at least
