@@ -668,3 +668,40 @@ def test_an_it_that_points_at_nothing_is_left_alone(message: str) -> None:
 
 def test_an_it_that_points_back_is_still_resolved() -> None:
     assert reformulate("Is it waterproof?", WINTER) == "Is mudguards waterproof?"
+
+
+def test_a_column_label_of_a_quoted_row_is_not_a_person() -> None:
+    history = said(
+        ("Who got elected chair?", "Role: Chair; Elected: Rosalind Achebe; Notes: Unopposed [1].")
+    )
+    assert reformulate("And how long will she serve now?", history) == (
+        "And how long will Rosalind Achebe serve now?"
+    )
+
+
+def test_she_is_the_person_the_user_just_asked_about() -> None:
+    """The answer's capitalised "Owner" is a role; the user's mum is who "her" means."""
+    history = said(
+        (
+            "I want to share the cameras with my mum, how?",
+            "The person who created the home is its Owner [1]. Invite other people [1].",
+        )
+    )
+    assert reformulate("if I make her a family member can she watch recordings?", history) == (
+        "if I make my mum a family member can my mum watch recordings?"
+    )
+
+
+def test_the_users_relation_must_fit_the_pronoun() -> None:
+    history = said(
+        ("Can my son join the club?", "Children join with a parent; ask Sarah Lee to book [1].")
+    )
+    assert reformulate("What's her number?", history) == "What's Sarah Lee's number?"
+    assert reformulate("Does he need boots?", history) == "Does my son need boots?"
+
+
+def test_a_condition_follow_up_is_the_last_question_under_that_condition() -> None:
+    history = said(("how much is the sub going up by", "Per year: £150; Per term: £55 [1]."))
+    assert reformulate("and if I pay termly instead?", history) == (
+        "how much is the sub going up by if I pay termly instead?"
+    )

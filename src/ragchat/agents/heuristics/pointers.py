@@ -102,7 +102,11 @@ def _possessive(phrase: str, word: str, following: str) -> str:
     is possessive too, "her" at the end or before a preposition is not."""
     low = word.lower()
     owner = low in {"his", "hers"} or (low == "her" and re.match(r"\s+[a-z]", following))
-    preposition = re.match(r"\s+(?:to|for|about|with|at|on|in|by|from|if|and|or)\b", following)
+    # "her to", "her a family member": an object, not an owner
+    preposition = re.match(
+        r"\s+(?:to|for|about|with|at|on|in|by|from|if|and|or|a|an|the|some|any|my|your|our)\b",
+        following,
+    )
     return f"{phrase}'s" if owner and not preposition else phrase
 
 
@@ -136,16 +140,19 @@ class Resolver:
         is_topical: Callable[[str], bool],
         aspects: frozenset[str],
         context: str = "",
+        message: str = "",
     ) -> Resolver:
+        """``message``: the follow-up, whose "she" or "he" says which person fits."""
         thing = referents.introduced(history, is_topical) or topic
         people = referents.plural_people(history)
         found = referents.aspect(history, aspects)
         plural = people or (f"{found} of {thing}" if found else thing)
         shown = "" if people or found else referents.introduced_plural(history, is_topical)
+        pronoun = PERSON.search(message)
         return cls(
             topic,
             thing,
-            referents.last_person(history),
+            referents.last_person(history, pronoun.group(0) if pronoun else ""),
             plural,
             bool(people),
             shown=shown,

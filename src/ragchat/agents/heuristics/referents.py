@@ -47,6 +47,10 @@ RELATION = re.compile(
     r"lecturer|doctor|gp|landlord|neighbour|neighbor|carer|client)\b",
     re.IGNORECASE,
 )
+_SHE = wordset("she her hers herself")
+_HE = wordset("he him his himself")
+_FEMALE = wordset("daughter wife mum mom mother sister grandmother grandma")
+_MALE = wordset("son husband dad father brother grandfather grandpa")
 # Capitalised words that are not people.
 _NOT_NAMES = wordset(
     """I The A An This That These Those It Its If When While Yes No Not Our Your My We You They
@@ -69,6 +73,9 @@ _WHICH = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|…\s*")
+# The next cell of a table row quoted as "Column: value; Column: value".
+_NEXT_CELL = re.compile(r";\s+[A-Z][\w .'’()/-]{0,40}:\s")
+_LABEL = re.compile(r"[^:;\n]{1,40}:\s")
 _SUBORDINATE = re.compile(
     r"^\s*(?:if|when|whenever|while|after|before|since|once|until|unless)\b", re.IGNORECASE
 )
@@ -87,20 +94,39 @@ def last_answer(history: Sequence[HistoryMessage]) -> str:
     return _CITED.sub("", content).strip() if _CITED.search(content) else ""
 
 
+def starts_subordinate(text: str) -> bool:
+    """ "if I pay termly", "when she's back": a condition or a time, not a new subject."""
+    return _SUBORDINATE.match(text) is not None
+
+
+def _row_cell(text: str, start: int) -> bool:
+    """The words from ``start`` to the next colon label a cell of a quoted table row ("Role:
+    Chair; Elected: Rosalind Achebe", "Weight of child: 16 to 20 kg"), not a speaker's."""
+    label = _LABEL.match(text, start)
+    if label is None:
+        return False
+    line = text[label.end() :].split("\n", 1)[0]
+    return _NEXT_CELL.search(line) is not None or text[:start].rstrip().endswith(";")
+
+
 def people(text: str) -> list[str]:
     """Names of people in ``text``, in order: capitalised words that are not at a sentence
     start (or are followed there by a verb, a second name part or a colon: "Maria said",
     "Maria Lopez", "Maria: ..."), with a title when they have one ("Dr Patel")."""
-    found: list[str] = [m.group(1) for m in _SPEAKER.finditer(text)]
+    found = [m.group(1) for m in _SPEAKER.finditer(text) if not _row_cell(text, m.start(1))]
     for m in _NAME.finditer(text):
         name = m.group(0)
         parts = name.split()
-        while parts and parts[0] in _NOT_NAMES:
-            parts = parts[1:]
+        while parts and (parts[0] in _NOT_NAMES or parts[0].lower() in NUMBER_WORDS):
+            parts = parts[1:]  # "One spray into each nostril": a number, not a person
         if not parts:
             continue
         name = " ".join(parts)
+        if re.fullmatch(_TITLE, name):
+            continue  # "Mr and Mrs Barrett": a title is no one by itself
         start = m.start() + m.group(0).index(parts[0])
+        if _row_cell(text, start):
+            continue  # a column's label
         before = text[:start].rstrip()
         at_start = not before or before[-1] in '.!?:\n"“(['
         titled = re.match(_TITLE + r"\s", name) is not None
@@ -111,9 +137,24 @@ def people(text: str) -> list[str]:
     return found
 
 
-def last_person(history: Sequence[HistoryMessage]) -> str:
-    """The person most recently named: first the last answer's first name, then the user's
+def _agrees(relation: str, pronoun: str) -> bool:
+    """ "my mum" can be "she" but not "he"; "my partner" either."""
+    word = relation.split()[-1].lower()
+    if pronoun.lower() in _SHE:
+        return word not in _MALE
+    if pronoun.lower() in _HE:
+        return word not in _FEMALE
+    return True
+
+
+def last_person(history: Sequence[HistoryMessage], pronoun: str = "") -> str:
+    """The person most recently named: first the one the user's last message was about ("my
+    mum", when ``pronoun`` can be her), then the last answer's first name, then the user's
     messages (a name, or "my daughter") and earlier answers, newest first."""
+    asked = last_question(history)
+    own = RELATION.search(asked) if pronoun else None
+    if own and not people(asked) and _agrees(own.group(0), pronoun):
+        return own.group(0).lower()  # "share the cameras with my mum" / "if I make her ..."
     answer = last_answer(history)
     if answer and (names := people(answer)):
         return names[0]

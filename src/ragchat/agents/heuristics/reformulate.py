@@ -280,7 +280,7 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
         aspects = ATTRIBUTE_END | GENERIC
         group = referents.plural_people(history)
         context = restate.gist(_previous_standalone(history)[1], group) if group else ""
-        resolver = Resolver.of(history, current, is_topical, aspects, context)
+        resolver = Resolver.of(history, current, is_topical, aspects, context, body)
         resolved = resolver.replace(body)
         if resolved != body:
             return resolved + end
@@ -304,5 +304,8 @@ def reformulate(message: str, history: Sequence[HistoryMessage]) -> str:
         slot = regrouped or restate.same_slot(previous, rest, current)  # "And in Paris?"
         if slot:
             return slot
+        if referents.starts_subordinate(rest) and previous:
+            # "and if I pay termly instead?" is the last question asked under that condition
+            return f"{previous.rstrip('?.! ')} {rest}{end}"
         return f"{current} {rest}{end}"
     return _question(body, current, end)

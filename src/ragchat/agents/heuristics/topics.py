@@ -37,7 +37,8 @@ ATTRIBUTE_END = wordset(
     benefits interactions triggers types warning warnings"""
 )
 QUESTION_START = wordset(
-    "what what's how when where why who which is are can could should does do did will would"
+    """what what's how how's when when's where where's why who who's which is are can could
+    should does do did will would"""
 )
 
 
