@@ -241,3 +241,24 @@ def test_a_table_row_lead_is_quoted_without_its_neighbouring_rows(
     assert not reply.no_answer, reply.answer_decision
     assert "PT03" in reply.text, reply.text
     assert "PT04" not in reply.text and "18.50" not in reply.text, reply.text
+
+
+ROTA = [
+    make_hit(
+        "rota",
+        "Date: 7 March; Ride: Fast; Leader: Sam Cole; Back marker: Priya Nair.\n"
+        "Date: 7 March; Ride: Social; Leader: Jo Bell; Back marker: Ann Hale.\n"
+        "Date: 14 March; Ride: Fast; Leader: Priya Nair; Back marker: Tom Ward.\n"
+        "Date: 14 March; Ride: Social; Leader: Sam Cole; Back marker: Jo Bell.",
+        title="Ride rota", heading_path=["Ride rota", "Rota"], doc_id="rota", position=0,
+    ),
+]  # fmt: skip
+
+
+def test_the_best_row_is_quoted_first(real_embedder: Embedder, model: ReaderModel) -> None:
+    """Rows are records, not a text read in order: the row the question names comes before
+    the rows above it that are quoted too."""
+    reply = ask("who is back marker on the 14 March fast ride", real_embedder, model, hits=ROTA)
+    assert not reply.no_answer, reply.answer_decision
+    first = reply.sentences[0][0]
+    assert "14 March" in first and "Tom Ward" in first, reply.text

@@ -195,14 +195,22 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     cands, hits = prepared.cands, prepared.hits
 
     # Sections in the order of their best chosen sentence (the lead's first), sentences of a
-    # section in document order: the answering section is cited [1].
+    # section in document order: the answering section is cited [1]. Table rows are records,
+    # not a text read in order: the best row comes first ("the 14 March ride" is not preceded
+    # by the 7 March row above it).
     rank_of: dict[tuple[int, str], int] = {}
+    rows: dict[tuple[int, str], bool] = {}  # the section's best chosen is a table row
     for n, i in enumerate(chosen):
-        rank_of.setdefault((cands[i].hit_rank, cands[i].heading), n)
+        section = (cands[i].hit_rank, cands[i].heading)
+        rank_of.setdefault(section, n)
+        rows.setdefault(section, _is_row(prepared, i))
+    best_first = {i: n for n, i in enumerate(chosen)}
 
     def place(i: int) -> tuple[int, int, int]:
         c = cands[i]
-        return (rank_of[(c.hit_rank, c.heading)], hits[c.hit_rank].chunk.position, c.order)
+        section = (c.hit_rank, c.heading)
+        within = best_first[i] if rows[section] else c.order
+        return (rank_of[section], hits[c.hit_rank].chunk.position, within)
 
     numbers: dict[int, int] = {}
     citations: list[Citation] = []
