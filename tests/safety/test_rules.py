@@ -107,3 +107,21 @@ def test_normalise_and_rule_names_are_unique() -> None:
     assert normalise("  I’M\u200b  Fine\n") == "i'm fine"
     names = [(r.category, r.name) for r in RULES]
     assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize(
+    ("text", "fires"),
+    [
+        ("I'd rather die than wear the team polo shirt to the conference", False),
+        ("i would rather die than do karaoke. is it optional?", False),
+        ("I'd rather die than go on like this", True),
+        ("I would rather die than live without her", True),
+        ("I'd rather die than face another day at that school", True),
+        ("I'd rather die.", True),
+        ("honestly I'd rather be dead", True),
+    ],
+)
+def test_rather_die_than_a_chore_is_a_preference(text: str, fires: bool) -> None:
+    """ "I'd rather die than …" weighs death against a chore (an idiom), or against going on
+    living as things are (meant); only the second is the rule's."""
+    assert ("wish_dead" in {r.name for r in match_rules(text)}) is fires

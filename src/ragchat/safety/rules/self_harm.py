@@ -19,6 +19,11 @@ _SH_INTENT = (
 _HYPERBOLE_CAUSE = (
     r"(?:boredom|embarrassment|laughter|laughing|cringe|curiosity|excitement|jealousy|envy)"
 )
+# What "I'd rather die than …" weighs against when it means it: going on living as things are.
+_GOING_ON = (
+    r"live|living|alive|exist|go on|going on|carry on|carrying on|keep going|like this|"
+    r"another day|wake up|go back|anymore|any more|suffer|this pain|face"
+)
 _SELF_HARM = [
     Rule(
         "self_harm",
@@ -86,7 +91,10 @@ _SELF_HARM = [
             r"\bi wish (?:i|that i) (?:was|were|could be|would be|'d be|could just be) dead\b|"
             r"\bi wish (?:i|that i) (?:could|would) (?:just )?die\b|"
             r"\bi wish (?:i|that i) (?:was|had|were|'d) never (?:been )?born\b|"
-            r"\b(?:i'd|i would|i'd much|i would much) rather (?:be dead|die)\b|"
+            r"\b(?:i'd|i would|i'd much|i would much) rather (?:be dead|die)\b"
+            # "I'd rather die than do karaoke": a preference, unless what it is weighed
+            # against is living on ("… than go on like this")
+            rf"(?!\s+than\s+(?![^.!?\n]*\b(?:{_GOING_ON})))|"
             r"\bi(?:'m| am| would be|'d be) better off dead\b"
         ),
     ),
