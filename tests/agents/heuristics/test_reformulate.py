@@ -705,3 +705,19 @@ def test_a_condition_follow_up_is_the_last_question_under_that_condition() -> No
     assert reformulate("and if I pay termly instead?", history) == (
         "how much is the sub going up by if I pay termly instead?"
     )
+
+
+def test_a_question_word_contraction_is_not_the_topic() -> None:
+    history = said(("when's the fair?", "Saturday 28 June, on the school field [1]."))
+    assert reformulate("and what time can we start setting up?", history) == (
+        "What time can we start setting up for fair?"
+    )
+
+
+def test_a_title_alone_or_a_number_word_is_not_a_person() -> None:
+    barretts = said(("who sent apologies?", "Apologies from Mr and Mrs Barrett in flat 31 [1]."))
+    assert reformulate("what flat is she in", barretts) == "what flat is Mrs Barrett in?"
+    spray = said(
+        ("how many sprays for a child?", "Children 6 to 11 years (if advised) One spray [1].")
+    )
+    assert "One" not in reformulate("how tall does she need to be?", spray)
