@@ -42,6 +42,7 @@ import numpy as np
 from ragchat.embed.base import Embedder
 from ragchat.embed.cache import embed_sentences
 from ragchat.reader.text import (
+    CELL_LABEL,
     STOPWORDS,
     WEAK_STEMS,
     content_stems,
@@ -228,7 +229,7 @@ def _renumbered(query: str, hits: Sequence[Hit]) -> bool:
     return False
 
 
-_ROW_CELL = re.compile(r"(?:^|;\s+)[A-Z][\w .'’()/-]{0,40}:\s")
+_ROW_CELL = re.compile(rf"(?:^|;\s+){CELL_LABEL}:\s")
 
 
 def row_values(text: str) -> set[str] | None:

@@ -18,6 +18,7 @@ from ragchat.reader import ranges
 from ragchat.reader.candidates import Candidate
 from ragchat.reader.coverage import row_values
 from ragchat.reader.question import KINDS, Question
+from ragchat.reader.text import CELL_LABEL, SPEAKER
 from ragchat.retrieve.terms import WEAK_STEMS, content_stems
 from ragchat.types import Hit
 
@@ -40,8 +41,7 @@ FEATURES: tuple[str, ...] = (
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 _NUMBER = re.compile(r"\d")
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9./:-]*\b")
-_SPEAKER = re.compile(r"^[A-Z][\w.'’ -]{0,40}:\s+(?=[A-Z\"“])")
-_ROW_CELL = re.compile(r"(?:^|;\s+)([A-Z][\w .'’()/-]{0,40}):\s")
+_ROW_CELL = re.compile(rf"(?:^|;\s+)({CELL_LABEL}):\s")
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,6 @@ def features(question: Question, x: Inputs) -> np.ndarray:
         row[INDEX["on_aspect"]] = c.on_aspect
         row[INDEX["order"]] = c.order
         row[INDEX["n_words"]] = len(text.split())
-        row[INDEX["speaker"]] = _SPEAKER.match(c.text) is not None
+        row[INDEX["speaker"]] = SPEAKER.match(c.text) is not None
         row[INDEX["same_doc_as_best"]] = _doc(hit) == best_doc
     return out

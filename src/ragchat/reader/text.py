@@ -249,16 +249,20 @@ def _fragment_start(piece: str) -> bool:
     return head[:1].islower() and head.islower()
 
 
-_SPEAKER = re.compile(r"^[A-Z][\w.'’ -]{0,40}:\s+(?=[A-Z\"“])")
-# "City: London; Maximum per night: 180." — a table row, whose first label is a column name.
-_ROW = re.compile(r";\s+[A-Z][\w .'’()/-]{0,40}:\s")
+# A transcript turn's "Name: " prefix.
+SPEAKER = re.compile(r"^[A-Z][\w.'’ -]{0,40}:\s+(?=[A-Z\"“])")
+# "City: London; Maximum per night: 180." — a table row quoted as "Column: value; Column:
+# value"; CELL_LABEL is what a column's name looks like there, NEXT_CELL the start of a cell
+# after the first (a speaker's "Name: ..." has none).
+CELL_LABEL = r"[A-Z][\w .'’()/-]{0,40}"
+NEXT_CELL = re.compile(rf";\s+{CELL_LABEL}:\s")
 _DIGIT = re.compile(r"\d")
 
 
 def strip_speaker(sentence: str) -> str:
     """ "Dr. Samuel Okafor: It varies." → "It varies." (transcript turn prefixes); a table
     row keeps its first column name."""
-    return sentence if _ROW.search(sentence) else _SPEAKER.sub("", sentence)
+    return sentence if NEXT_CELL.search(sentence) else SPEAKER.sub("", sentence)
 
 
 def split_sentences(text: str, *, speakers: bool = True) -> list[str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ragchat.reader.text import STOPWORDS, stem, words, wordset
+from ragchat.reader.text import NEXT_CELL, STOPWORDS, stem, words, wordset
 from ragchat.retrieve.terms import NUMBER_WORDS
 from ragchat.types import HistoryMessage
 
@@ -73,8 +73,6 @@ _WHICH = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|…\s*")
-# The next cell of a table row quoted as "Column: value; Column: value".
-_NEXT_CELL = re.compile(r";\s+[A-Z][\w .'’()/-]{0,40}:\s")
 _LABEL = re.compile(r"[^:;\n]{1,40}:\s")
 _SUBORDINATE = re.compile(
     r"^\s*(?:if|when|whenever|while|after|before|since|once|until|unless)\b", re.IGNORECASE
@@ -106,7 +104,7 @@ def _row_cell(text: str, start: int) -> bool:
     if label is None:
         return False
     line = text[label.end() :].split("\n", 1)[0]
-    return _NEXT_CELL.search(line) is not None or text[:start].rstrip().endswith(";")
+    return NEXT_CELL.search(line) is not None or text[:start].rstrip().endswith(";")
 
 
 def people(text: str) -> list[str]:
