@@ -199,18 +199,15 @@ def reply(reading: Reading, chosen: Sequence[int], disclaimer: str = "") -> Repl
     # not a text read in order: the best row comes first ("the 14 March ride" is not preceded
     # by the 7 March row above it).
     rank_of: dict[tuple[int, str], int] = {}
-    rows: dict[tuple[int, str], bool] = {}  # the section's best chosen is a table row
     for n, i in enumerate(chosen):
-        section = (cands[i].hit_rank, cands[i].heading)
-        rank_of.setdefault(section, n)
-        rows.setdefault(section, _is_row(prepared, i))
+        rank_of.setdefault((cands[i].hit_rank, cands[i].heading), n)
     best_first = {i: n for n, i in enumerate(chosen)}
 
     def place(i: int) -> tuple[int, int, int]:
         c = cands[i]
-        section = (c.hit_rank, c.heading)
-        within = best_first[i] if rows[section] else c.order
-        return (rank_of[section], hits[c.hit_rank].chunk.position, within)
+        first = rank_of[(c.hit_rank, c.heading)]  # the section's best chosen
+        within = best_first[i] if _is_row(prepared, chosen[first]) else c.order
+        return (first, hits[c.hit_rank].chunk.position, within)
 
     numbers: dict[int, int] = {}
     citations: list[Citation] = []
